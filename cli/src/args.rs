@@ -1,0 +1,213 @@
+//! Command-line arguments: the clap definition, and the rewrite that lets `-1`..`-19` work the
+//! way zstd users type them.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+use clap::{ArgAction, Parser};
+use glyd_core::Level;
+
+const AFTER_HELP: &str = "\
+Levels:
+  --fast, -1     LZ4-class compress speed (greedy LZ, no entropy stage)
+  --lz, -2       the default: better ratio than LZ4 and decode at least as fast
+  -3 .. -19      accepted; map to --lz until the entropy levels land
+
+Examples:
+  glyd app.log                    write app.log.glyd (app.log is kept)
+  glyd -d app.log.glyd            restore app.log
+  glyd -dc app.log.glyd | less    decompress to standard output
+  tar cf - dir | glyd > dir.tar.glyd
+  glyd -t *.glyd                  check every block's checksum
+  glyd -l app.log.glyd            sizes, ratio, level and blocks
+  glyd -b app.log                 benchmark every level beside zstd and lz4
+
+Exit status: 0 on success, 1 if any file failed, 2 on a usage error.";
+
+/// glyd: lossless compression for the data pipelines move.
+///
+/// With no FILE, or when FILE is -, reads standard input and writes standard output.
+#[derive(Parser, Debug)]
+#[command(name = "glyd", version, about, long_about, after_help = AFTER_HELP)]
+pub struct Args {
+    /// Files to compress (or, with -d/-t/-l, to decompress, test or list)
+    #[arg(value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+
+    /// Compress (the default)
+    #[arg(short = 'z', long, group = "mode")]
+    pub compress: bool,
+
+    /// Decompress FILE.glyd to FILE
+    #[arg(short = 'd', long, visible_alias = "uncompress", group = "mode")]
+    pub decompress: bool,
+
+    /// Test integrity: decode every block and verify its checksum, writing nothing
+    #[arg(short = 't', long, group = "mode")]
+    pub test: bool,
+
+    /// List: sizes, ratio, level and blocks of each compressed FILE
+    #[arg(short = 'l', long, group = "mode")]
+    pub list: bool,
+
+    /// Benchmark every glyd level beside zstd and lz4 on each FILE (nothing is written)
+    #[arg(short = 'b', long, group = "mode")]
+    pub bench: bool,
+
+    /// Write to standard output
+    #[arg(short = 'c', long = "stdout")]
+    pub stdout: bool,
+
+    /// Write to FILE (only with a single input)
+    #[arg(short = 'o', long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+
+    /// Keep input files (the default)
+    #[arg(short = 'k', long, overrides_with = "rm")]
+    pub keep: bool,
+
+    /// Remove each input file once its output is complete
+    #[arg(long, overrides_with = "keep")]
+    pub rm: bool,
+
+    /// Overwrite existing outputs; write compressed data to a terminal
+    #[arg(short = 'f', long)]
+    pub force: bool,
+
+    /// Print nothing but errors (no summary, no progress bar)
+    #[arg(short = 'q', long, action = ArgAction::Count)]
+    pub quiet: u8,
+
+    /// Print more: a summary for every file even in pipes; -vv adds per-frame detail
+    #[arg(short = 'v', long, action = ArgAction::Count)]
+    pub verbose: u8,
+
+    /// Worker threads (0 = all cores)
+    #[arg(short = 'T', long, value_name = "N", default_value_t = 0)]
+    pub threads: usize,
+
+    /// Fastest compression (level 1)
+    #[arg(long, group = "lvl")]
+    pub fast: bool,
+
+    /// Fast LZ with better ratio (level 2, the default)
+    #[arg(long, group = "lvl")]
+    pub lz: bool,
+
+    /// Level number 1..19; also spelled -1 .. -19
+    #[arg(long, value_name = "N", group = "lvl", value_parser = clap::value_parser!(u32).range(1..=19))]
+    pub level: Option<u32>,
+
+    /// Input bytes per independent block, e.g. 256K, 4M (1K ..= 128M; default 1M)
+    #[arg(short = 'B', long, value_name = "SIZE", value_parser = parse_size)]
+    pub block_size: Option<usize>,
+
+    /// Benchmark: timed runs per measurement (the median is reported)
+    #[arg(long, value_name = "N", default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub bench_runs: u32,
+
+    /// Benchmark: print Markdown tables (for docs/benchmarks/)
+    #[arg(long)]
+    pub markdown: bool,
+}
+
+impl Args {
+    /// Parses the process arguments.
+    pub fn from_env() -> Self {
+        Args::parse_from(rewrite_numeric_levels(std::env::args_os()))
+    }
+
+    /// The level the flags ask for.
+    pub fn level(&self) -> Level {
+        if self.fast {
+            Level::Fast
+        } else if self.lz {
+            Level::Lz
+        } else {
+            self.level
+                .and_then(Level::from_number)
+                .unwrap_or(Level::DEFAULT)
+        }
+    }
+
+    pub fn quiet(&self) -> bool {
+        self.quiet > 0
+    }
+}
+
+/// Turns `-N` (N all digits) into `--level N`, before `--` only.
+pub fn rewrite_numeric_levels(args: impl IntoIterator<Item = OsString>) -> Vec<OsString> {
+    let mut out = Vec::new();
+    let mut literal = false;
+    for a in args {
+        if !literal {
+            if a == "--" {
+                literal = true;
+            } else if let Some(n) = a.to_str().and_then(|s| s.strip_prefix('-')) {
+                if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) {
+                    out.push("--level".into());
+                    out.push(n.into());
+                    continue;
+                }
+            }
+        }
+        out.push(a);
+    }
+    out
+}
+
+/// Parses sizes like `4096`, `256K`, `4M`, `1G` (binary units).
+pub fn parse_size(s: &str) -> Result<usize, String> {
+    let t = s.trim();
+    let (num, mult) = match t.char_indices().find(|(_, c)| !c.is_ascii_digit()) {
+        None => (t, 1usize),
+        Some((i, _)) => {
+            let unit = t[i..].to_ascii_uppercase();
+            let mult = match unit.trim_end_matches("IB").trim_end_matches('B') {
+                "" => 1,
+                "K" => 1 << 10,
+                "M" => 1 << 20,
+                "G" => 1 << 30,
+                _ => return Err(format!("unknown size unit in {s:?}; use K, M or G")),
+            };
+            (&t[..i], mult)
+        }
+    };
+    num.parse::<usize>()
+        .ok()
+        .and_then(|n| n.checked_mul(mult))
+        .ok_or_else(|| format!("invalid size {s:?}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numeric_levels_become_level_flags() {
+        let v: Vec<OsString> = ["glyd", "-19", "-c", "x", "--", "-3"]
+            .iter()
+            .map(OsString::from)
+            .collect();
+        let r = rewrite_numeric_levels(v);
+        assert_eq!(r, ["glyd", "--level", "19", "-c", "x", "--", "-3"]);
+        let a = Args::parse_from(rewrite_numeric_levels(
+            ["glyd", "-1", "f"].iter().map(OsString::from),
+        ));
+        assert_eq!(a.level(), Level::Fast);
+    }
+
+    #[test]
+    fn sizes_parse_with_units() {
+        assert_eq!(parse_size("4096"), Ok(4096));
+        assert_eq!(parse_size("256K"), Ok(256 << 10));
+        assert_eq!(parse_size("4MiB"), Ok(4 << 20));
+        assert!(parse_size("4X").is_err());
+    }
+
+    #[test]
+    fn clap_definition_is_consistent() {
+        use clap::CommandFactory;
+        Args::command().debug_assert();
+    }
+}

@@ -1,0 +1,264 @@
+//! `glyd -b`: every glyd level beside zstd and lz4, in one process, on the same bytes. Each
+//! codec's output is decoded and compared with the input before anything is timed. Speeds are
+//! medians over `--bench-runs` timed runs; MB/s is 10^6 bytes of *uncompressed* data per second.
+
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+use glyd_core::{Level, Options};
+
+use crate::args::Args;
+use crate::progress::{human_bytes, Ui};
+
+type CompressFn = Box<dyn Fn(&[u8]) -> Vec<u8>>;
+type DecompressFn = Box<dyn Fn(&[u8], &mut [u8]) -> Result<usize>>;
+
+/// A codec under test.
+struct Codec {
+    name: String,
+    threads: usize,
+    compress: CompressFn,
+    decompress: DecompressFn,
+}
+
+/// One codec's numbers on one input (or summed over several).
+#[derive(Clone, Copy, Default)]
+struct Measured {
+    input: u64,
+    output: u64,
+    compress_s: f64,
+    decompress_s: f64,
+}
+
+impl Measured {
+    fn ratio(&self) -> f64 {
+        self.input as f64 / self.output as f64
+    }
+    fn compress_mbs(&self) -> f64 {
+        self.input as f64 / self.compress_s / 1e6
+    }
+    fn decompress_mbs(&self) -> f64 {
+        self.input as f64 / self.decompress_s / 1e6
+    }
+    fn add(&mut self, o: &Measured) {
+        self.input += o.input;
+        self.output += o.output;
+        self.compress_s += o.compress_s;
+        self.decompress_s += o.decompress_s;
+    }
+}
+
+fn glyd_codec(level: Level, threads: usize) -> Codec {
+    let opts = Options::new(level).with_threads(threads);
+    Codec {
+        name: format!("glyd --{}", level.name()),
+        threads,
+        compress: Box::new(move |d| glyd_core::compress(d, &opts).expect("valid options")),
+        decompress: Box::new(move |c, out| Ok(glyd_core::decompress_into(c, out, threads)?)),
+    }
+}
+
+fn peers() -> Vec<Codec> {
+    let mut v = vec![
+        Codec {
+            name: "lz4 (C)".into(),
+            threads: 1,
+            compress: Box::new(|d| {
+                lz4::block::compress(d, Some(lz4::block::CompressionMode::DEFAULT), false)
+                    .expect("lz4 compress")
+            }),
+            decompress: Box::new(|c, out| {
+                let n = out.len() as i32;
+                Ok(lz4::block::decompress_to_buffer(c, Some(n), out)?)
+            }),
+        },
+        Codec {
+            name: "lz4 -9 (C, HC)".into(),
+            threads: 1,
+            compress: Box::new(|d| {
+                lz4::block::compress(d, Some(lz4::block::CompressionMode::HIGHCOMPRESSION(9)), false)
+                    .expect("lz4 compress")
+            }),
+            decompress: Box::new(|c, out| {
+                let n = out.len() as i32;
+                Ok(lz4::block::decompress_to_buffer(c, Some(n), out)?)
+            }),
+        },
+        Codec {
+            name: "lz4_flex".into(),
+            threads: 1,
+            compress: Box::new(lz4_flex::block::compress),
+            decompress: Box::new(|c, out| Ok(lz4_flex::block::decompress_into(c, out)?)),
+        },
+    ];
+    for level in [1, 3, 19] {
+        v.push(Codec {
+            name: format!("zstd -{level}"),
+            threads: 1,
+            compress: Box::new(move |d| zstd::bulk::compress(d, level).expect("zstd compress")),
+            decompress: Box::new(|c, out| {
+                let mut z = zstd::bulk::Decompressor::new()?;
+                Ok(z.decompress_to_buffer(c, out)?)
+            }),
+        });
+    }
+    v
+}
+
+fn codecs(cores: usize) -> Vec<Codec> {
+    let mut v: Vec<Codec> = Level::ALL.iter().map(|&l| glyd_codec(l, 1)).collect();
+    if cores > 1 {
+        v.extend(Level::ALL.iter().map(|&l| glyd_codec(l, cores)));
+    }
+    v.extend(peers());
+    v
+}
+
+/// Median seconds per call of `f` over `runs` runs; each run repeats `f` for at least 50 ms.
+/// Calls slower than a second get at most 3 single-call runs.
+fn median_time(runs: u32, mut f: impl FnMut()) -> f64 {
+    let t = Instant::now();
+    f();
+    let first = t.elapsed();
+    let (runs, min_run) = if first > Duration::from_secs(1) {
+        (runs.min(3), Duration::ZERO)
+    } else {
+        (runs, Duration::from_millis(50))
+    };
+    let mut samples: Vec<f64> = (0..runs)
+        .map(|_| {
+            let t = Instant::now();
+            let mut n = 0u32;
+            loop {
+                f();
+                n += 1;
+                if t.elapsed() >= min_run {
+                    break;
+                }
+            }
+            t.elapsed().as_secs_f64() / f64::from(n)
+        })
+        .collect();
+    samples.sort_by(f64::total_cmp);
+    samples[samples.len() / 2]
+}
+
+fn measure(c: &Codec, data: &[u8], runs: u32) -> Result<Measured> {
+    let packed = (c.compress)(data);
+    let mut out = vec![0u8; data.len()];
+    let n = (c.decompress)(&packed, &mut out).with_context(|| format!("{} failed to decode its own output", c.name))?;
+    if n != data.len() || out != data {
+        bail!("{} did not round-trip the input exactly", c.name);
+    }
+    let compress_s = median_time(runs, || {
+        black_box((c.compress)(black_box(data)));
+    });
+    let decompress_s = median_time(runs, || {
+        black_box((c.decompress)(black_box(&packed), &mut out).ok());
+    });
+    Ok(Measured {
+        input: data.len() as u64,
+        output: packed.len() as u64,
+        compress_s,
+        decompress_s,
+    })
+}
+
+pub fn run(args: &Args, ui: Ui) -> Result<()> {
+    if args.files.is_empty() {
+        bail!("-b needs one or more files to benchmark");
+    }
+    let cores = glyd_core::resolve_threads(args.threads);
+    let codecs = codecs(cores);
+    let mut totals = vec![Measured::default(); codecs.len()];
+    let many = args.files.len() > 1;
+    for path in &args.files {
+        let data = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+        let mut rows = Vec::with_capacity(codecs.len());
+        for (i, c) in codecs.iter().enumerate() {
+            if ui.bars {
+                eprint!("\r\x1b[2K{}: {} ...", path.display(), c.name);
+            }
+            let m = measure(c, &data, args.bench_runs).with_context(|| format!("{}", path.display()))?;
+            totals[i].add(&m);
+            rows.push(m);
+        }
+        if ui.bars {
+            eprint!("\r\x1b[2K");
+        }
+        if !many || args.verbose > 0 {
+            let title = format!("{} ({})", path.display(), human_bytes(data.len() as u64));
+            print_table(&title, &codecs, &rows, args.markdown);
+        }
+    }
+    if many {
+        let bytes: u64 = totals[0].input;
+        let title = format!("all {} files ({})", args.files.len(), human_bytes(bytes));
+        print_table(&title, &codecs, &totals, args.markdown);
+    }
+    Ok(())
+}
+
+fn find(codecs: &[Codec], rows: &[Measured], name: &str, threads: usize) -> Option<Measured> {
+    codecs
+        .iter()
+        .position(|c| c.name == name && c.threads == threads)
+        .map(|i| rows[i])
+}
+
+fn print_table(title: &str, codecs: &[Codec], rows: &[Measured], markdown: bool) {
+    if markdown {
+        println!("### {title}\n");
+        println!("| codec | threads | ratio | compress MB/s | decompress MB/s |");
+        println!("|---|---:|---:|---:|---:|");
+        for (c, m) in codecs.iter().zip(rows) {
+            println!(
+                "| {} | {} | {:.3} | {:.0} | {:.0} |",
+                c.name,
+                c.threads,
+                m.ratio(),
+                m.compress_mbs(),
+                m.decompress_mbs()
+            );
+        }
+    } else {
+        println!("{title}");
+        println!(
+            "  {:<16} {:>7} {:>8} {:>14} {:>16}",
+            "codec", "threads", "ratio", "compress MB/s", "decompress MB/s"
+        );
+        for (c, m) in codecs.iter().zip(rows) {
+            println!(
+                "  {:<16} {:>7} {:>8.3} {:>14.0} {:>16.0}",
+                c.name,
+                c.threads,
+                m.ratio(),
+                m.compress_mbs(),
+                m.decompress_mbs()
+            );
+        }
+    }
+    // The bars the fast levels are held to, from the same numbers.
+    if let (Some(lz), Some(fast), Some(lz4)) = (
+        find(codecs, rows, "glyd --lz", 1),
+        find(codecs, rows, "glyd --fast", 1),
+        find(codecs, rows, "lz4 (C)", 1),
+    ) {
+        let nl = if markdown { "\n" } else { "" };
+        println!(
+            "{nl}  vs lz4 (C), 1 thread: --lz ratio {:.3}x, decode {:.2}x; --fast compress {:.2}x",
+            lz.ratio() / lz4.ratio(),
+            lz.decompress_mbs() / lz4.decompress_mbs(),
+            fast.compress_mbs() / lz4.compress_mbs()
+        );
+        let cores = codecs.iter().map(|c| c.threads).max().unwrap_or(1);
+        if let Some(lz_mt) = find(codecs, rows, "glyd --lz", cores).filter(|_| cores > 1) {
+            println!(
+                "  --lz decode with {cores} threads: {:.2}x its 1-thread speed",
+                lz_mt.decompress_mbs() / lz.decompress_mbs()
+            );
+        }
+    }
+    println!();
+}

@@ -1,0 +1,226 @@
+//! The `glyd` command. Flags follow gzip and zstd habits (see `glyd --help`); this file routes
+//! each input to compress, decompress or test, and turns failures into messages and exit codes.
+
+mod args;
+mod bench;
+mod list;
+mod output;
+mod progress;
+
+use std::io::{self, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{bail, Context, Result};
+use glyd_core::{Decoder, Encoder, Options};
+
+use args::Args;
+use output::{Input, Output};
+use progress::{human_bytes, Tracked, Ui};
+
+/// File-name suffix of compressed files.
+const SUFFIX: &str = ".glyd";
+
+fn main() -> ExitCode {
+    let args = Args::from_env();
+    let ui = Ui::new(args.quiet(), args.verbose);
+    match run(&args, ui) {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::from(1),
+        Err(e) => {
+            eprintln!("glyd: {e:#}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+enum Mode {
+    Compress,
+    Decompress,
+    Test,
+}
+
+/// Runs the command; `Ok(false)` when some input failed (each failure already reported).
+fn run(args: &Args, ui: Ui) -> Result<bool> {
+    if args.bench {
+        return bench::run(args, ui).map(|()| true);
+    }
+    if args.list {
+        return Ok(list::run(args, ui));
+    }
+    let mode = if args.test {
+        Mode::Test
+    } else if args.decompress {
+        Mode::Decompress
+    } else {
+        Mode::Compress
+    };
+    let inputs: Vec<PathBuf> = if args.files.is_empty() {
+        vec![PathBuf::from("-")]
+    } else {
+        args.files.clone()
+    };
+    if args.output.is_some() && inputs.len() > 1 {
+        usage_error("-o takes a single input file; use -c to concatenate several");
+    }
+    let mut ok = true;
+    for path in &inputs {
+        if let Err(e) = process(path, mode, args, ui) {
+            eprintln!("glyd: {e:#}");
+            ok = false;
+        }
+    }
+    Ok(ok)
+}
+
+fn usage_error(msg: &str) -> ! {
+    eprintln!("glyd: {msg}\n\nFor more information, try '--help'.");
+    std::process::exit(2)
+}
+
+/// Where the output of `input` goes, by the zstd rules: `-c` or standard input → stdout, `-o`
+/// → that file, otherwise the input's name with `.glyd` added (compress) or removed.
+fn destination(input: &Input, mode: Mode, args: &Args) -> Result<Option<PathBuf>> {
+    if mode == Mode::Test {
+        return Ok(None);
+    }
+    if let Some(o) = &args.output {
+        if o == Path::new("-") {
+            return Ok(None);
+        }
+        return Ok(Some(o.clone()));
+    }
+    let Some(path) = input.path.as_ref().filter(|_| !args.stdout) else {
+        return Ok(None);
+    };
+    let name = path.to_string_lossy();
+    match mode {
+        Mode::Compress => {
+            if name.ends_with(SUFFIX) && !args.force {
+                bail!("{name} already has the {SUFFIX} suffix -- ignored (use -f to compress it again)");
+            }
+            Ok(Some(PathBuf::from(format!("{name}{SUFFIX}"))))
+        }
+        Mode::Decompress => match name.strip_suffix(SUFFIX) {
+            Some(stem) if !stem.is_empty() => Ok(Some(PathBuf::from(stem))),
+            _ => bail!("{name}: unknown suffix, expected {SUFFIX} -- ignored (use -o FILE or -c)"),
+        },
+        Mode::Test => unreachable!(),
+    }
+}
+
+/// Counts the bytes written through it.
+struct Counting<W> {
+    inner: W,
+    n: u64,
+}
+
+impl<W: Write> Write for Counting<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let k = self.inner.write(buf)?;
+        self.n += k as u64;
+        Ok(k)
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+/// Copies `r` to `w` in pieces of `chunk` bytes; returns the bytes copied.
+fn pump(r: &mut dyn Read, w: &mut dyn Write, chunk: usize) -> io::Result<u64> {
+    let mut buf = vec![0u8; chunk];
+    let mut total = 0u64;
+    loop {
+        let n = match r.read(&mut buf) {
+            Ok(0) => return Ok(total),
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        w.write_all(&buf[..n])?;
+        total += n as u64;
+    }
+}
+
+fn process(path: &Path, mode: Mode, args: &Args, ui: Ui) -> Result<()> {
+    let input = Input::open(path)?;
+    let name = input.name();
+    let dest = destination(&input, mode, args)?;
+    if let (Some(d), Some(p)) = (&dest, &input.path) {
+        if d == p {
+            bail!("{name}: the output would overwrite the input");
+        }
+    }
+    let out = match (&dest, mode) {
+        (_, Mode::Test) => Output::Discard(io::sink()),
+        (Some(d), _) => Output::file(d, args.force, input.path.as_deref())?,
+        (None, Mode::Compress) if output::stdout_is_terminal() && !args.force => {
+            bail!("not writing compressed data to a terminal; redirect it, or use -f to force");
+        }
+        (None, _) => Output::stdout(),
+    };
+    let shown = dest
+        .as_ref()
+        .map_or_else(|| "(stdout)".to_string(), |d| d.display().to_string());
+    let bar = ui.bar(input.len, &name);
+    let mut reader = Tracked {
+        inner: input.reader,
+        bar: bar.clone(),
+    };
+    let (bytes_in, bytes_out, out) = match mode {
+        Mode::Compress => {
+            let opts = Options {
+                level: args.level(),
+                threads: args.threads,
+                block_size: args.block_size,
+            };
+            let chunk = opts.block_size() * glyd_core::resolve_threads(args.threads);
+            let mut enc = Encoder::new(Counting { inner: out, n: 0 }, &opts)?;
+            let n = pump(&mut reader, &mut enc, chunk.min(64 << 20))
+                .with_context(|| format!("{name}: compressing to {shown}"))?;
+            let counted = enc.finish().with_context(|| format!("{name}: writing {shown}"))?;
+            (n, counted.n, counted.inner)
+        }
+        Mode::Decompress | Mode::Test => {
+            let mut dec = Decoder::with_threads(&mut reader, args.threads);
+            let mut w = Counting { inner: out, n: 0 };
+            pump(&mut dec, &mut w, 1 << 20).with_context(|| format!("{name}"))?;
+            let read = dec.bytes_in();
+            (read, w.n, w.inner)
+        }
+    };
+    bar.finish_and_clear();
+    out.commit()?;
+    if ui.summaries {
+        match mode {
+            Mode::Compress => eprintln!(
+                "{name} : {:6.2}%   ({} => {}, {shown})",
+                percent(bytes_out, bytes_in),
+                human_bytes(bytes_in),
+                human_bytes(bytes_out)
+            ),
+            Mode::Decompress => eprintln!("{name} : {} => {}, {shown}", human_bytes(bytes_in), human_bytes(bytes_out)),
+            Mode::Test => eprintln!("{name} : OK ({} decoded)", human_bytes(bytes_out)),
+        }
+    }
+    if args.rm && mode != Mode::Test {
+        match (&input.path, &dest) {
+            (Some(p), Some(_)) => std::fs::remove_file(p)
+                .with_context(|| format!("output complete, but cannot remove {}", p.display()))?,
+            (Some(p), None) if ui.summaries => {
+                eprintln!("glyd: {} kept: --rm does not remove inputs written to standard output", p.display())
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+fn percent(part: u64, whole: u64) -> f64 {
+    if whole == 0 {
+        0.0
+    } else {
+        part as f64 * 100.0 / whole as f64
+    }
+}

@@ -1,0 +1,88 @@
+//! One block, both ways: choosing the cheapest representation (LZ, RLE or raw) when encoding,
+//! and decoding plus checksum verification with errors that name the block.
+
+use std::cell::RefCell;
+
+use crate::checksum::checksum;
+use crate::error::{Error, Result};
+use crate::frame::{BlockHeader, BlockKind};
+use crate::level::Level;
+use crate::lz;
+
+/// A block ready to be written: its header and payload.
+pub struct EncodedBlock {
+    pub header: BlockHeader,
+    pub payload: Vec<u8>,
+}
+
+thread_local! {
+    static SCRATCH: RefCell<lz::Scratch> = RefCell::new(lz::Scratch::new());
+}
+
+/// Encodes one block of at most the frame's block size (and at least one byte).
+pub fn encode_block(src: &[u8], level: Level) -> EncodedBlock {
+    debug_assert!(!src.is_empty() && src.len() <= u32::MAX as usize);
+    let sum = checksum(src);
+    let header = |kind, stored: usize| BlockHeader {
+        kind,
+        decoded_size: src.len() as u32,
+        stored_size: stored as u32,
+        checksum: sum,
+    };
+    let mut payload = Vec::with_capacity(src.len() / 2);
+    SCRATCH.with(|s| lz::compress(src, &level.lz_params(), &mut s.borrow_mut(), &mut payload));
+    // A run of one byte compresses to a few bytes of LZ; RLE says the same in one.
+    if payload.len() < 16 && src.iter().all(|&b| b == src[0]) {
+        return EncodedBlock {
+            header: header(BlockKind::Rle, 1),
+            payload: vec![src[0]],
+        };
+    }
+    if payload.len() >= src.len() {
+        return EncodedBlock {
+            header: header(BlockKind::Raw, src.len()),
+            payload: src.to_vec(),
+        };
+    }
+    EncodedBlock {
+        header: header(BlockKind::Lz, payload.len()),
+        payload,
+    }
+}
+
+/// Decodes block number `block` (header at stream byte `offset`) into `out`, whose length is the
+/// header's decoded size, and verifies its checksum.
+pub fn decode_block(
+    header: &BlockHeader,
+    payload: &[u8],
+    out: &mut [u8],
+    block: u64,
+    offset: u64,
+) -> Result<()> {
+    debug_assert_eq!(out.len(), header.decoded_size as usize);
+    debug_assert_eq!(payload.len(), header.stored_size as usize);
+    match header.kind {
+        BlockKind::Raw => out.copy_from_slice(payload),
+        BlockKind::Rle => out.fill(payload[0]),
+        BlockKind::Lz => lz::decode(payload, out)
+            .map_err(|e| Error::corrupt("LZ block", Some(block), offset, e.0))?,
+        BlockKind::End => {
+            return Err(Error::corrupt(
+                "block",
+                Some(block),
+                offset,
+                "end marker where a data block was expected",
+            ))
+        }
+    }
+    let actual = checksum(out);
+    if actual != header.checksum {
+        return Err(Error::Checksum {
+            block,
+            offset,
+            stored: header.checksum,
+            actual,
+        });
+    }
+    Ok(())
+}

@@ -1,0 +1,101 @@
+//! The speed/ratio ladder: named levels, their numeric spellings (`-1`..`-19`), and the match
+//! finder settings each one uses.
+
+use crate::lz::{Finder, Params};
+
+/// A compression level. The level that wrote a frame is recorded in its header for `glyd -l`;
+/// decoders never need it.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Level {
+    /// LZ4-class compress speed: greedy single-probe hash table, LZ only.
+    Fast,
+    /// Best ratio that still decodes at least as fast as LZ4: hash chains with a lazy step.
+    Lz,
+}
+
+impl Level {
+    /// The level used when none is given.
+    pub const DEFAULT: Level = Level::Lz;
+
+    /// Every level, fastest first.
+    pub const ALL: [Level; 2] = [Level::Fast, Level::Lz];
+
+    /// Maps a numeric level (`-1`..`-19`) onto the ladder. Until the entropy levels land, `-1`
+    /// is `--fast` and every level from `-2` up is `--lz`.
+    pub fn from_number(n: u32) -> Option<Level> {
+        match n {
+            1 => Some(Level::Fast),
+            2..=19 => Some(Level::Lz),
+            _ => None,
+        }
+    }
+
+    /// Parses a level name as the CLI spells it (`fast`, `lz`) or a number.
+    pub fn from_name(s: &str) -> Option<Level> {
+        match s {
+            "fast" => Some(Level::Fast),
+            "lz" => Some(Level::Lz),
+            n => n.parse().ok().and_then(Level::from_number),
+        }
+    }
+
+    /// The number stored in the frame header.
+    pub fn number(self) -> u8 {
+        match self {
+            Level::Fast => 1,
+            Level::Lz => 2,
+        }
+    }
+
+    /// The level's name, as `--NAME` spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Level::Fast => "fast",
+            Level::Lz => "lz",
+        }
+    }
+
+    /// Default block size (bytes of input per independent block).
+    pub fn default_block_size(self) -> usize {
+        1 << 20
+    }
+
+    pub(crate) fn lz_params(self) -> Params {
+        match self {
+            Level::Fast => Params {
+                finder: Finder::Greedy {
+                    hash_log: 14,
+                    skip_shift: 6,
+                },
+            },
+            Level::Lz => Params {
+                finder: Finder::Chain {
+                    hash_log: 16,
+                    depth: 24,
+                    lazy: true,
+                },
+            },
+        }
+    }
+}
+
+impl Default for Level {
+    fn default() -> Self {
+        Level::DEFAULT
+    }
+}
+
+impl std::fmt::Display for Level {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Name of the level a frame header records, for listings (`-l`). Numbers this build does not
+/// know are shown as numbers: a newer writer may use them.
+pub fn level_label(number: u8) -> String {
+    match Level::from_number(u32::from(number)) {
+        Some(l) if l.number() == number => l.name().to_string(),
+        _ => format!("{number}"),
+    }
+}

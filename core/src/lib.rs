@@ -1,0 +1,80 @@
+//! glyd-core: the codec every other glyd crate encodes through.
+//!
+//! A glyd stream is one or more *frames*; a frame is a header, a sequence of independently
+//! decodable, checksummed *blocks*, and a trailer (end marker, block index, footer). Blocks are
+//! compressed and decompressed on all cores; [`Encoder`] and [`Decoder`] stream through
+//! `std::io` with memory bounded by block size × threads. `docs/FORMAT.md` specifies every byte.
+//!
+//! ```
+//! let data = b"the same words, the same words, the same words".repeat(100);
+//! let packed = glyd_core::compress(&data, &glyd_core::Options::default()).unwrap();
+//! assert_eq!(glyd_core::decompress(&packed).unwrap(), data);
+//! ```
+
+mod block;
+mod checksum;
+mod decode;
+mod encode;
+mod error;
+pub mod frame;
+mod index;
+mod level;
+pub mod lz;
+mod parallel;
+mod varint;
+
+pub use checksum::checksum;
+pub use decode::{decompress, decompress_into, decompress_with, decompressed_size, Decoder};
+pub use encode::Encoder;
+pub use error::{Error, Result};
+pub use index::{summarize, BlockEntry, BlockIndex, FrameSummary};
+pub use level::{level_label, Level};
+pub use parallel::resolve_threads;
+
+/// How to compress.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Options {
+    /// Speed/ratio level.
+    pub level: Level,
+    /// Worker threads; 0 means every core.
+    pub threads: usize,
+    /// Bytes of input per block; `None` means the level's default. Must be within
+    /// 1 KiB ..= 128 MiB; frames record it rounded up to a power of two.
+    pub block_size: Option<usize>,
+}
+
+impl Options {
+    /// Options for `level`, on all cores, with its default block size.
+    pub fn new(level: Level) -> Self {
+        Self {
+            level,
+            ..Self::default()
+        }
+    }
+
+    /// The same options on `threads` threads (0 = all cores).
+    pub fn with_threads(mut self, threads: usize) -> Self {
+        self.threads = threads;
+        self
+    }
+
+    /// The same options with `block_size` bytes per block.
+    pub fn with_block_size(mut self, block_size: usize) -> Self {
+        self.block_size = Some(block_size);
+        self
+    }
+
+    /// Bytes of input per block.
+    pub fn block_size(&self) -> usize {
+        self.block_size
+            .unwrap_or_else(|| self.level.default_block_size())
+    }
+}
+
+/// Compresses `src` into one frame.
+pub fn compress(src: &[u8], opts: &Options) -> Result<Vec<u8>> {
+    use std::io::Write;
+    let mut enc = Encoder::new(Vec::with_capacity(src.len() / 2 + 64), opts)?;
+    enc.write_all(src)?;
+    enc.finish()
+}

@@ -1,0 +1,301 @@
+//! LZ match finding and sequence writing. Two finders: a greedy single-probe hash table
+//! (`--fast`) and hash chains with a lazy step (`--lz`). Both fill the same [`Sequences`].
+
+use super::{MAX_OFFSET, MIN_MATCH, NIBBLE_ESCAPE};
+use crate::varint;
+
+/// Match finder settings of one level.
+#[derive(Copy, Clone, Debug)]
+pub struct Params {
+    pub finder: Finder,
+}
+
+/// Which match finder to run, and how hard.
+#[derive(Copy, Clone, Debug)]
+pub enum Finder {
+    /// One hash-table probe per position; after `2^skip_shift` misses in a row the step grows,
+    /// so incompressible data is skipped quickly.
+    Greedy { hash_log: u32, skip_shift: u32 },
+    /// Hash chains walked `depth` candidates deep; with `lazy`, a match is deferred one byte when
+    /// the next position has a longer one.
+    Chain { hash_log: u32, depth: u32, lazy: bool },
+}
+
+/// Reusable encoder memory: hash tables and the four output streams. One per thread.
+#[derive(Default)]
+pub struct Scratch {
+    head: Vec<u32>,
+    chain: Vec<u32>,
+    seqs: Sequences,
+}
+
+impl Scratch {
+    pub fn new() -> Self {
+        Self::default()
+    }
+}
+
+/// Inputs shorter than this are stored as literals only: the finders read 8 bytes at a time.
+const MIN_INPUT: usize = 16;
+/// Positions this close to the end are never searched (8-byte reads stay in bounds).
+const TAIL: usize = 8;
+
+/// Compresses `src` as one LZ block payload, appended to `out`.
+pub fn compress(src: &[u8], params: &Params, scratch: &mut Scratch, out: &mut Vec<u8>) {
+    scratch.seqs.clear();
+    let anchor = if src.len() < MIN_INPUT {
+        0
+    } else {
+        match params.finder {
+            Finder::Greedy {
+                hash_log,
+                skip_shift,
+            } => greedy(src, hash_log, skip_shift, scratch),
+            Finder::Chain {
+                hash_log,
+                depth,
+                lazy,
+            } => chain(src, hash_log, depth, lazy, scratch),
+        }
+    };
+    scratch.seqs.finish(&src[anchor..], out);
+}
+
+#[inline(always)]
+fn read_u64(src: &[u8], i: usize) -> u64 {
+    u64::from_le_bytes(src[i..i + 8].try_into().unwrap())
+}
+
+#[inline(always)]
+fn read_u32(src: &[u8], i: usize) -> u32 {
+    u32::from_le_bytes(src[i..i + 4].try_into().unwrap())
+}
+
+/// Hash of the low 5 bytes of `v` into `hash_log` bits.
+#[inline(always)]
+fn hash5(v: u64, hash_log: u32) -> usize {
+    ((v << 24).wrapping_mul(889_523_592_379) >> (64 - hash_log)) as usize
+}
+
+/// Length of the common prefix of `src[a..]` and `src[b..]`, `a < b`.
+#[inline(always)]
+fn common_len(src: &[u8], a: usize, b: usize) -> usize {
+    let n = src.len();
+    let mut len = 0;
+    while b + len + 8 <= n {
+        let x = read_u64(src, a + len) ^ read_u64(src, b + len);
+        if x != 0 {
+            return len + (x.trailing_zeros() / 8) as usize;
+        }
+        len += 8;
+    }
+    while b + len < n && src[a + len] == src[b + len] {
+        len += 1;
+    }
+    len
+}
+
+/// Greedy parse with one probe per position. Returns where the trailing literals start.
+fn greedy(src: &[u8], hash_log: u32, skip_shift: u32, s: &mut Scratch) -> usize {
+    let table = &mut s.head;
+    table.clear();
+    table.resize(1 << hash_log, 0);
+    let seqs = &mut s.seqs;
+    let limit = src.len() - TAIL;
+    let mut anchor = 0;
+    let mut i = 1;
+    while i < limit {
+        let cur = read_u64(src, i);
+        let h = hash5(cur, hash_log);
+        let cand = table[h] as usize;
+        table[h] = i as u32;
+        if cand < i && i - cand <= MAX_OFFSET && read_u32(src, cand) == cur as u32 {
+            let (mut start, mut from) = (i, cand);
+            while start > anchor && from > 0 && src[start - 1] == src[from - 1] {
+                start -= 1;
+                from -= 1;
+            }
+            let len = (i - start) + MIN_MATCH + common_len(src, cand + MIN_MATCH, i + MIN_MATCH);
+            seqs.push(&src[anchor..start], i - cand, len);
+            i = start + len;
+            anchor = i;
+            if i < limit {
+                table[hash5(read_u64(src, i - 2), hash_log)] = (i - 2) as u32;
+            }
+        } else {
+            i += 1 + ((i - anchor) >> skip_shift);
+        }
+    }
+    anchor
+}
+
+/// Hash-chain state for one block: `head[h]` and `chain[pos & MASK]` hold `pos + 1` (0 = none).
+struct Chains<'a> {
+    src: &'a [u8],
+    head: &'a mut [u32],
+    chain: &'a mut [u32],
+    hash_log: u32,
+    depth: u32,
+}
+
+const CHAIN_MASK: usize = (1 << 16) - 1;
+
+impl Chains<'_> {
+    #[inline(always)]
+    fn insert(&mut self, p: usize) {
+        let h = hash5(read_u64(self.src, p), self.hash_log);
+        self.chain[p & CHAIN_MASK] = self.head[h];
+        self.head[h] = (p + 1) as u32;
+    }
+
+    /// Longest match for position `p` (already inserted or not), as (length, offset); length
+    /// below `MIN_MATCH` means none. Chain entries are valid for every candidate within
+    /// `MAX_OFFSET`: the ring holds 65,536 positions, and only positions below `p` are inserted.
+    #[inline(always)]
+    fn find(&self, p: usize) -> (usize, usize) {
+        let src = self.src;
+        let h = hash5(read_u64(src, p), self.hash_log);
+        let mut c = self.head[h] as usize;
+        let (mut best_len, mut best_off) = (MIN_MATCH - 1, 0);
+        let mut tries = self.depth;
+        let first = read_u32(src, p);
+        while c != 0 && tries > 0 {
+            let cand = c - 1;
+            if cand >= p {
+                c = self.chain[cand & CHAIN_MASK] as usize;
+                tries -= 1;
+                continue;
+            }
+            if p - cand > MAX_OFFSET {
+                break;
+            }
+            if p + best_len < src.len()
+                && src[cand + best_len] == src[p + best_len]
+                && read_u32(src, cand) == first
+            {
+                let len = MIN_MATCH + common_len(src, cand + MIN_MATCH, p + MIN_MATCH);
+                if len > best_len {
+                    best_len = len;
+                    best_off = p - cand;
+                    if p + len >= src.len() {
+                        break;
+                    }
+                }
+            }
+            let next = self.chain[cand & CHAIN_MASK] as usize;
+            if next >= c {
+                break;
+            }
+            c = next;
+            tries -= 1;
+        }
+        (best_len, best_off)
+    }
+}
+
+/// Hash-chain parse with an optional one-step lazy evaluation.
+fn chain(src: &[u8], hash_log: u32, depth: u32, lazy: bool, s: &mut Scratch) -> usize {
+    s.head.clear();
+    s.head.resize(1 << hash_log, 0);
+    s.chain.clear();
+    s.chain.resize(CHAIN_MASK + 1, 0);
+    let mut ch = Chains {
+        src,
+        head: &mut s.head,
+        chain: &mut s.chain,
+        hash_log,
+        depth,
+    };
+    let seqs = &mut s.seqs;
+    let limit = src.len() - TAIL;
+    let mut anchor = 0;
+    let mut i = 0;
+    while i < limit {
+        let (mut len, mut off) = ch.find(i);
+        ch.insert(i);
+        if len < MIN_MATCH {
+            i += 1 + ((i - anchor) >> 7);
+            continue;
+        }
+        // Lazy step: a literal now and a longer match at the next byte covers more for one
+        // byte of literal.
+        while lazy && i + 1 < limit {
+            let (len2, off2) = ch.find(i + 1);
+            if len2 > len {
+                ch.insert(i + 1);
+                i += 1;
+                len = len2;
+                off = off2;
+            } else {
+                break;
+            }
+        }
+        let (mut start, mut from) = (i, i - off);
+        while start > anchor && from > 0 && src[start - 1] == src[from - 1] {
+            start -= 1;
+            from -= 1;
+        }
+        let len = len + (i - start);
+        seqs.push(&src[anchor..start], off, len);
+        let end = start + len;
+        for p in (i + 1)..end.min(limit) {
+            ch.insert(p);
+        }
+        i = end;
+        anchor = end;
+    }
+    anchor
+}
+
+/// The four output streams of an LZ block, filled sequence by sequence.
+#[derive(Default)]
+struct Sequences {
+    count: u64,
+    tokens: Vec<u8>,
+    offsets: Vec<u8>,
+    extra: Vec<u8>,
+    literals: Vec<u8>,
+}
+
+impl Sequences {
+    fn clear(&mut self) {
+        self.count = 0;
+        self.tokens.clear();
+        self.offsets.clear();
+        self.extra.clear();
+        self.literals.clear();
+    }
+
+    #[inline(always)]
+    fn push(&mut self, lits: &[u8], offset: usize, len: usize) {
+        debug_assert!((1..=MAX_OFFSET).contains(&offset) && len >= MIN_MATCH);
+        let ll = lits.len();
+        let ml = len - MIN_MATCH;
+        self.tokens
+            .push(((ll.min(NIBBLE_ESCAPE) << 4) | ml.min(NIBBLE_ESCAPE)) as u8);
+        if ll >= NIBBLE_ESCAPE {
+            varint::put(&mut self.extra, (ll - NIBBLE_ESCAPE) as u64);
+        }
+        if ml >= NIBBLE_ESCAPE {
+            varint::put(&mut self.extra, (ml - NIBBLE_ESCAPE) as u64);
+        }
+        self.offsets.extend_from_slice(&(offset as u16).to_le_bytes());
+        self.literals.extend_from_slice(lits);
+        self.count += 1;
+    }
+
+    /// Adds the trailing literals and writes the payload.
+    fn finish(&mut self, tail: &[u8], out: &mut Vec<u8>) {
+        self.literals.extend_from_slice(tail);
+        varint::put(out, self.count);
+        varint::put(out, self.literals.len() as u64);
+        varint::put(out, self.extra.len() as u64);
+        out.reserve(
+            self.tokens.len() + self.offsets.len() + self.extra.len() + self.literals.len(),
+        );
+        out.extend_from_slice(&self.tokens);
+        out.extend_from_slice(&self.offsets);
+        out.extend_from_slice(&self.extra);
+        out.extend_from_slice(&self.literals);
+    }
+}

@@ -1,0 +1,183 @@
+//! Round trips, byte for byte, at every level: the shared corpus, generated edge cases, and
+//! proptest inputs, through the in-memory API (1 and many threads) and the streaming API.
+
+use std::io::{Read, Write};
+use std::path::PathBuf;
+
+use glyd_core::{compress, decompress_with, Decoder, Encoder, Level, Options};
+use proptest::prelude::*;
+
+fn corpus_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus")
+}
+
+/// Every regular file of the shared corpus (empty if the corpus is not beside the checkout).
+fn corpus_files() -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    let mut dirs = vec![corpus_dir()];
+    while let Some(d) = dirs.pop() {
+        let Ok(rd) = std::fs::read_dir(&d) else { continue };
+        for e in rd.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                dirs.push(p);
+            } else {
+                files.push(p);
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
+/// Compresses with every API and checks every decoder returns `data` exactly.
+fn check_all_ways(data: &[u8], opts: &Options) {
+    let one = compress(data, &opts.clone().with_threads(1)).unwrap();
+    let many = compress(data, &opts.clone().with_threads(4)).unwrap();
+    assert_eq!(one, many, "thread count must not change the stream");
+    assert_eq!(decompress_with(&one, 1).unwrap(), data);
+    assert_eq!(decompress_with(&one, 3).unwrap(), data);
+
+    // Streaming, written in uneven pieces, read back in uneven pieces.
+    let mut enc = Encoder::new(Vec::new(), &opts.clone().with_threads(2)).unwrap();
+    for piece in data.chunks(7919) {
+        enc.write_all(piece).unwrap();
+    }
+    let streamed = enc.finish().unwrap();
+    assert_eq!(streamed, one, "streaming must write the same frame");
+    let mut dec = Decoder::with_threads(&streamed[..], 2);
+    let mut back = Vec::new();
+    let mut buf = vec![0u8; 4093];
+    loop {
+        let n = dec.read(&mut buf).unwrap();
+        if n == 0 {
+            break;
+        }
+        back.extend_from_slice(&buf[..n]);
+    }
+    assert_eq!(back, data);
+}
+
+#[test]
+fn corpus_round_trips_at_every_level() {
+    let files = corpus_files();
+    if files.is_empty() {
+        eprintln!("SKIP: ../shared/corpus not found beside the checkout");
+        return;
+    }
+    for f in &files {
+        let data = std::fs::read(f).unwrap();
+        for level in Level::ALL {
+            // Small blocks so every file spans several, exercising multi-block paths.
+            let opts = Options::new(level).with_block_size(64 << 10);
+            check_all_ways(&data, &opts);
+            let packed = compress(&data, &Options::new(level)).unwrap();
+            assert_eq!(decompress_with(&packed, 0).unwrap(), data, "{}", f.display());
+        }
+    }
+}
+
+/// Inputs that hit the edges of the format: empty, tiny, runs, long matches, incompressible.
+fn edge_inputs() -> Vec<Vec<u8>> {
+    let mut rng = 0x9E37_79B9_7F4A_7C15u64;
+    let mut random = |n: usize| -> Vec<u8> {
+        (0..n)
+            .map(|_| {
+                rng ^= rng << 13;
+                rng ^= rng >> 7;
+                rng ^= rng << 17;
+                rng as u8
+            })
+            .collect()
+    };
+    let mut v = vec![
+        vec![],
+        vec![0],
+        b"ab".to_vec(),
+        vec![7; 15],
+        vec![7; 16],
+        vec![0; 1 << 20],
+        vec![0; (1 << 20) + 1],
+        b"abc".repeat(100_000),
+        random(100_000),
+    ];
+    // Matches longer than the nibble and varint limits, at every small offset.
+    for off in 1..40 {
+        let mut d = random(off);
+        while d.len() < 70_000 {
+            let b = d[d.len() - off];
+            d.push(b);
+        }
+        d.extend(random(50));
+        v.push(d);
+    }
+    // Long literal runs followed by a distant repeat (offset near the 64 KiB limit).
+    let mut far = random(65_535);
+    far.extend_from_within(0..1000);
+    v.push(far);
+    let mut too_far = random(65_536);
+    too_far.extend_from_within(0..1000);
+    v.push(too_far);
+    v
+}
+
+#[test]
+fn edge_inputs_round_trip() {
+    for data in edge_inputs() {
+        for level in Level::ALL {
+            check_all_ways(&data, &Options::new(level));
+            check_all_ways(&data, &Options::new(level).with_block_size(1024));
+        }
+    }
+}
+
+#[test]
+fn fast_and_reference_lz_decoders_agree() {
+    for data in edge_inputs().into_iter().filter(|d| d.len() >= 16) {
+        for level in Level::ALL {
+            let payload = glyd_core::lz::compress_block(&data[..data.len().min(1 << 20)], level);
+            let n = data.len().min(1 << 20);
+            let mut fast = vec![0u8; n];
+            let mut reference = vec![0u8; n];
+            glyd_core::lz::decode(&payload, &mut fast).unwrap();
+            glyd_core::lz::decode_reference(&payload, &mut reference).unwrap();
+            assert_eq!(fast, reference);
+            assert_eq!(fast, &data[..n]);
+        }
+    }
+}
+
+fn compressible() -> impl Strategy<Value = Vec<u8>> {
+    // Words from a small alphabet repeat often, so the LZ paths (not only raw) are exercised.
+    prop::collection::vec(
+        prop_oneof![
+            prop::collection::vec(any::<u8>(), 0..8),
+            prop::collection::vec(prop::sample::select(b"ab \n".to_vec()), 1..40),
+            Just(b"GET /index.html HTTP/1.1 200 ".to_vec()),
+        ],
+        0..200,
+    )
+    .prop_map(|parts| parts.concat())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    #[test]
+    fn arbitrary_bytes_round_trip(data in prop::collection::vec(any::<u8>(), 0..5000)) {
+        for level in Level::ALL {
+            check_all_ways(&data, &Options::new(level).with_block_size(1024));
+        }
+    }
+
+    #[test]
+    fn compressible_bytes_round_trip(data in compressible()) {
+        for level in Level::ALL {
+            check_all_ways(&data, &Options::new(level).with_block_size(2048));
+            let payload = glyd_core::lz::compress_block(&data, level);
+            let mut out = vec![0u8; data.len()];
+            glyd_core::lz::decode_reference(&payload, &mut out).unwrap();
+            prop_assert_eq!(&out, &data);
+        }
+    }
+}

@@ -77,8 +77,12 @@ fn peers() -> Vec<Codec> {
             name: "lz4 -9 (C, HC)".into(),
             threads: 1,
             compress: Box::new(|d| {
-                lz4::block::compress(d, Some(lz4::block::CompressionMode::HIGHCOMPRESSION(9)), false)
-                    .expect("lz4 compress")
+                lz4::block::compress(
+                    d,
+                    Some(lz4::block::CompressionMode::HIGHCOMPRESSION(9)),
+                    false,
+                )
+                .expect("lz4 compress")
             }),
             decompress: Box::new(|c, out| {
                 let n = out.len() as i32;
@@ -147,7 +151,8 @@ fn median_time(runs: u32, mut f: impl FnMut()) -> f64 {
 fn measure(c: &Codec, data: &[u8], runs: u32) -> Result<Measured> {
     let packed = (c.compress)(data);
     let mut out = vec![0u8; data.len()];
-    let n = (c.decompress)(&packed, &mut out).with_context(|| format!("{} failed to decode its own output", c.name))?;
+    let n = (c.decompress)(&packed, &mut out)
+        .with_context(|| format!("{} failed to decode its own output", c.name))?;
     if n != data.len() || out != data {
         bail!("{} did not round-trip the input exactly", c.name);
     }
@@ -174,13 +179,15 @@ pub fn run(args: &Args, ui: Ui) -> Result<()> {
     let mut totals = vec![Measured::default(); codecs.len()];
     let many = args.files.len() > 1;
     for path in &args.files {
-        let data = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+        let data =
+            std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
         let mut rows = Vec::with_capacity(codecs.len());
         for (i, c) in codecs.iter().enumerate() {
             if ui.bars {
                 eprint!("\r\x1b[2K{}: {} ...", path.display(), c.name);
             }
-            let m = measure(c, &data, args.bench_runs).with_context(|| format!("{}", path.display()))?;
+            let m = measure(c, &data, args.bench_runs)
+                .with_context(|| format!("{}", path.display()))?;
             totals[i].add(&m);
             rows.push(m);
         }

@@ -11,7 +11,9 @@ use crate::progress::{human_bytes, Ui};
 /// Lists every file; returns false if any could not be read.
 pub fn run(args: &Args, ui: Ui) -> bool {
     if args.files.is_empty() || args.files.iter().any(|f| f.as_os_str() == "-") {
-        eprintln!("glyd: -l needs files: it reads the index at the end, which a pipe cannot seek to");
+        eprintln!(
+            "glyd: -l needs files: it reads the index at the end, which a pipe cannot seek to"
+        );
         return false;
     }
     println!(

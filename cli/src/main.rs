@@ -179,7 +179,9 @@ fn process(path: &Path, mode: Mode, args: &Args, ui: Ui) -> Result<()> {
             let mut enc = Encoder::new(Counting { inner: out, n: 0 }, &opts)?;
             let n = pump(&mut reader, &mut enc, chunk.min(64 << 20))
                 .with_context(|| format!("{name}: compressing to {shown}"))?;
-            let counted = enc.finish().with_context(|| format!("{name}: writing {shown}"))?;
+            let counted = enc
+                .finish()
+                .with_context(|| format!("{name}: writing {shown}"))?;
             (n, counted.n, counted.inner)
         }
         Mode::Decompress | Mode::Test => {
@@ -200,7 +202,11 @@ fn process(path: &Path, mode: Mode, args: &Args, ui: Ui) -> Result<()> {
                 human_bytes(bytes_in),
                 human_bytes(bytes_out)
             ),
-            Mode::Decompress => eprintln!("{name} : {} => {}, {shown}", human_bytes(bytes_in), human_bytes(bytes_out)),
+            Mode::Decompress => eprintln!(
+                "{name} : {} => {}, {shown}",
+                human_bytes(bytes_in),
+                human_bytes(bytes_out)
+            ),
             Mode::Test => eprintln!("{name} : OK ({} decoded)", human_bytes(bytes_out)),
         }
     }
@@ -209,7 +215,10 @@ fn process(path: &Path, mode: Mode, args: &Args, ui: Ui) -> Result<()> {
             (Some(p), Some(_)) => std::fs::remove_file(p)
                 .with_context(|| format!("output complete, but cannot remove {}", p.display()))?,
             (Some(p), None) if ui.summaries => {
-                eprintln!("glyd: {} kept: --rm does not remove inputs written to standard output", p.display())
+                eprintln!(
+                    "glyd: {} kept: --rm does not remove inputs written to standard output",
+                    p.display()
+                )
             }
             _ => {}
         }

@@ -75,8 +75,9 @@ impl Output {
                 } else {
                     tmp.persist_noclobber(&dest).map(drop)
                 };
-                r.map_err(|e| e.error)
-                    .with_context(|| format!("cannot move the output into place as {}", dest.display()))
+                r.map_err(|e| e.error).with_context(|| {
+                    format!("cannot move the output into place as {}", dest.display())
+                })
             }
         }
     }
@@ -124,7 +125,10 @@ impl Input {
         }
         let meta = fs::metadata(path).with_context(|| format!("cannot read {}", path.display()))?;
         if meta.is_dir() {
-            bail!("{} is a directory; glyd compresses files (use tar for folders)", path.display());
+            bail!(
+                "{} is a directory; glyd compresses files (use tar for folders)",
+                path.display()
+            );
         }
         let f = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
         Ok(Self {

@@ -67,7 +67,8 @@ impl<W: Write> Encoder<W> {
         }
         let chunks: Vec<&[u8]> = data.chunks(self.block_size).collect();
         let level = self.opts.level;
-        let blocks: Vec<EncodedBlock> = parallel::map(self.threads, &chunks, |c| encode_block(c, level));
+        let blocks: Vec<EncodedBlock> =
+            parallel::map(self.threads, &chunks, |c| encode_block(c, level));
         for b in blocks {
             let h = b.header.to_bytes();
             self.inner.write_all(&h)?;

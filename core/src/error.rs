@@ -19,10 +19,16 @@ pub enum Error {
 
     /// The frame was written by a newer (or unknown) format version.
     #[error("unsupported glyd format version {version} at byte {offset}: this build reads version {supported}; upgrade glyd")]
-    UnsupportedVersion { version: u8, supported: u8, offset: u64 },
+    UnsupportedVersion {
+        version: u8,
+        supported: u8,
+        offset: u64,
+    },
 
     /// The input ends in the middle of a structure.
-    #[error("truncated input: the {what} at byte {offset} is incomplete (was the file cut short?)")]
+    #[error(
+        "truncated input: the {what} at byte {offset} is incomplete (was the file cut short?)"
+    )]
     Truncated { what: &'static str, offset: u64 },
 
     /// A structure is malformed: bad field, impossible size, invalid LZ sequence, ...

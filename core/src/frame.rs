@@ -54,7 +54,16 @@ impl FrameHeader {
 
     pub fn to_bytes(&self) -> [u8; FRAME_HEADER_LEN] {
         let m = MAGIC;
-        [m[0], m[1], m[2], m[3], VERSION, self.level, self.block_log, 0]
+        [
+            m[0],
+            m[1],
+            m[2],
+            m[3],
+            VERSION,
+            self.level,
+            self.block_log,
+            0,
+        ]
     }
 
     /// Parses and validates a frame header that starts at stream byte `offset`.

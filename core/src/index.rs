@@ -71,7 +71,12 @@ impl BlockIndex {
         let end_at = index_at - BLOCK_HEADER_LEN as u64;
         let mut eb = [0u8; BLOCK_HEADER_LEN];
         read_at(r, end_at, &mut eb, "end marker")?;
-        let end = BlockHeader::parse(&eb, header.block_max(), u64::from(footer.block_count), end_at)?;
+        let end = BlockHeader::parse(
+            &eb,
+            header.block_max(),
+            u64::from(footer.block_count),
+            end_at,
+        )?;
         if end.kind != BlockKind::End || u64::from(end.stored_size) != index_len {
             return Err(Error::corrupt(
                 "end marker",
@@ -88,7 +93,12 @@ impl BlockIndex {
             let at = index_at + (k * BLOCK_HEADER_LEN) as u64;
             let h = BlockHeader::parse(e.try_into().unwrap(), header.block_max(), k as u64, at)?;
             if h.kind == BlockKind::End {
-                return Err(Error::corrupt("block index", Some(k as u64), at, "end marker inside the index"));
+                return Err(Error::corrupt(
+                    "block index",
+                    Some(k as u64),
+                    at,
+                    "end marker inside the index",
+                ));
             }
             blocks.push(BlockEntry {
                 header: h,
@@ -124,10 +134,12 @@ impl BlockIndex {
 
     /// Reads and decodes block `k` alone. Its header in the stream must equal its index entry.
     pub fn read_block<R: Read + Seek>(&self, r: &mut R, k: usize) -> Result<Vec<u8>> {
-        let e = self
-            .blocks
-            .get(k)
-            .ok_or_else(|| Error::InvalidOption(format!("block {k} does not exist ({} blocks)", self.blocks.len())))?;
+        let e = self.blocks.get(k).ok_or_else(|| {
+            Error::InvalidOption(format!(
+                "block {k} does not exist ({} blocks)",
+                self.blocks.len()
+            ))
+        })?;
         let mut hb = [0u8; BLOCK_HEADER_LEN];
         read_at(r, e.offset, &mut hb, "block header")?;
         if hb != e.header.to_bytes() {
@@ -139,7 +151,12 @@ impl BlockIndex {
             ));
         }
         let mut payload = vec![0u8; e.header.stored_size as usize];
-        read_at(r, e.offset + BLOCK_HEADER_LEN as u64, &mut payload, "block payload")?;
+        read_at(
+            r,
+            e.offset + BLOCK_HEADER_LEN as u64,
+            &mut payload,
+            "block payload",
+        )?;
         let mut out = vec![0u8; e.header.decoded_size as usize];
         decode_block(&e.header, &payload, &mut out, k as u64, e.offset)?;
         Ok(out)
@@ -183,7 +200,12 @@ pub fn summarize<R: Read + Seek>(r: &mut R) -> Result<Vec<FrameSummary>> {
             pos += BLOCK_HEADER_LEN as u64;
             if h.kind == BlockKind::End {
                 if h.stored_size as usize != seen.len() {
-                    return Err(Error::corrupt("block index", None, pos, "index size does not match the blocks read"));
+                    return Err(Error::corrupt(
+                        "block index",
+                        None,
+                        pos,
+                        "index size does not match the blocks read",
+                    ));
                 }
                 let mut index = vec![0u8; seen.len()];
                 read_at(r, pos, &mut index, "block index")?;

@@ -16,7 +16,9 @@ fn corpus_files() -> Vec<PathBuf> {
     let mut files = Vec::new();
     let mut dirs = vec![corpus_dir()];
     while let Some(d) = dirs.pop() {
-        let Ok(rd) = std::fs::read_dir(&d) else { continue };
+        let Ok(rd) = std::fs::read_dir(&d) else {
+            continue;
+        };
         for e in rd.flatten() {
             let p = e.path();
             if p.is_dir() {
@@ -72,7 +74,12 @@ fn corpus_round_trips_at_every_level() {
             let opts = Options::new(level).with_block_size(64 << 10);
             check_all_ways(&data, &opts);
             let packed = compress(&data, &Options::new(level)).unwrap();
-            assert_eq!(decompress_with(&packed, 0).unwrap(), data, "{}", f.display());
+            assert_eq!(
+                decompress_with(&packed, 0).unwrap(),
+                data,
+                "{}",
+                f.display()
+            );
         }
     }
 }

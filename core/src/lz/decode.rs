@@ -36,7 +36,9 @@ fn split(payload: &[u8], out_len: usize) -> Result<Streams<'_>, LzError> {
     let extra_len = field("extra length is not a valid varint")?;
     // Every sequence writes at least MIN_MATCH bytes, so the count is bounded by the output.
     if count > out_len / MIN_MATCH {
-        return Err(LzError("more sequences than the block's decoded size allows"));
+        return Err(LzError(
+            "more sequences than the block's decoded size allows",
+        ));
     }
     if lit_len > out_len {
         return Err(LzError("more literal bytes than the block's decoded size"));
@@ -58,99 +60,215 @@ fn split(payload: &[u8], out_len: usize) -> Result<Streams<'_>, LzError> {
     })
 }
 
+/// A length from its 4-bit token field: below 15 the value itself; 15 means "plus an extension
+/// from the extra stream", which is one byte (0..=254), or 255 followed by a varint. The common
+/// cases run without a data-dependent branch: the extension byte is read whether or not it is
+/// needed and the cursor advances by 0 or 1.
 #[inline(always)]
 fn length(nibble: usize, extra: &[u8], ep: &mut usize) -> Result<usize, LzError> {
     if nibble < NIBBLE_ESCAPE {
         return Ok(nibble);
+    }
+    match extra.get(*ep) {
+        Some(&e) if e < 255 => {
+            *ep += 1;
+            Ok(NIBBLE_ESCAPE + e as usize)
+        }
+        _ => {
+            *ep += 1;
+            long_length(extra, ep)
+        }
+    }
+}
+
+/// The rare tail of [`length`]: a 255 extension byte (already consumed) and its varint.
+#[cold]
+#[inline(never)]
+fn long_length(extra: &[u8], ep: &mut usize) -> Result<usize, LzError> {
+    if *ep > extra.len() {
+        return Err(LzError("extra stream ends inside a length"));
     }
     let v = varint::get(extra, ep).ok_or(LzError("extra stream ends inside a length"))?;
     // Anything past u32 cannot fit a block; rejecting it here keeps the sums below from wrapping.
     if v > u64::from(u32::MAX) {
         return Err(LzError("length overflow value too large"));
     }
-    Ok(NIBBLE_ESCAPE + v as usize)
+    Ok(NIBBLE_ESCAPE + 255 + v as usize)
+}
+
+/// Decoding position: next sequence, output, literal and extra cursors.
+#[derive(Clone, Copy)]
+struct Cursor {
+    seq: usize,
+    op: usize,
+    lp: usize,
+    ep: usize,
 }
 
 /// Decodes `payload` into `out`, whose length must be the block's decoded size.
+///
+/// Sequences are decoded by [`fast_sequences`] while each leaves a 32-byte margin in both the
+/// literal stream and the output; the last few of a block, where it does not, by
+/// [`exact_sequences`], which copies exactly. Both check every sequence exactly.
 pub fn decode(payload: &[u8], out: &mut [u8]) -> Result<(), LzError> {
     let s = split(payload, out.len())?;
-    let lits = s.literals;
-    let out_len = out.len();
-    let (mut op, mut lp, mut ep) = (0usize, 0usize, 0usize);
-    for (&tok, off) in s.tokens.iter().zip(s.offsets.chunks_exact(2)) {
-        // Literals.
-        let ll = length((tok >> 4) as usize, s.extra, &mut ep)?;
-        if ll <= 16 && lp + 16 <= lits.len() && op + 16 <= out_len {
-            // Wide copy: 16 bytes, of which the first `ll` count.
-            out[op..op + 16].copy_from_slice(&lits[lp..lp + 16]);
-        } else {
-            if ll > lits.len() - lp {
-                return Err(LzError("literal run reads past the literal stream"));
-            }
-            if ll > out_len - op {
-                return Err(LzError("literal run writes past the block's decoded size"));
-            }
-            out[op..op + ll].copy_from_slice(&lits[lp..lp + ll]);
-        }
-        op += ll;
-        lp += ll;
+    let mut c = Cursor {
+        seq: 0,
+        op: 0,
+        lp: 0,
+        ep: 0,
+    };
+    fast_sequences(&s, out, &mut c)?;
+    exact_sequences(&s, out, &mut c)?;
+    finish(&s, out, c)
+}
 
-        // Match.
-        let ml = MIN_MATCH + length((tok & 15) as usize, s.extra, &mut ep)?;
-        let off = u16::from_le_bytes([off[0], off[1]]) as usize;
-        if off == 0 || off > op {
-            return Err(LzError(
-                "match offset reaches before the start of the block",
-            ));
-        }
-        if ml > out_len - op {
-            return Err(LzError("match writes past the block's decoded size"));
-        }
-        copy_match(out, op, off, ml);
-        op += ml;
-    }
-    if ep != s.extra.len() {
+/// Checks the cursors at the end of the sequences and copies the trailing literals.
+fn finish(s: &Streams<'_>, out: &mut [u8], c: Cursor) -> Result<(), LzError> {
+    if c.ep != s.extra.len() {
         return Err(LzError("extra stream has unused bytes"));
     }
-    let rest = lits.len() - lp;
-    if rest != out_len - op {
+    if s.literals.len() - c.lp != out.len() - c.op {
         return Err(LzError(
             "trailing literals do not fill the block's decoded size",
         ));
     }
-    out[op..].copy_from_slice(&lits[lp..]);
+    out[c.op..].copy_from_slice(&s.literals[c.lp..]);
     Ok(())
 }
 
-/// Copies `len` bytes from `op - off` to `op` with LZ semantics (the source may overlap the
-/// destination, repeating a pattern of period `off`). The caller has checked `off <= op` and
-/// `op + len <= out.len()`.
+/// The hot loop. Stops (leaving `c` at the first sequence it did not decode) at the end of the
+/// sequences or at the first sequence without the wide-copy margin.
 #[inline(always)]
-fn copy_match(out: &mut [u8], op: usize, off: usize, len: usize) {
-    let end = op + len;
-    if end + 16 > out.len() {
-        // Near the end of the block: exact copy, byte by byte.
-        for d in op..end {
+fn fast_sequences(s: &Streams<'_>, out: &mut [u8], c: &mut Cursor) -> Result<(), LzError> {
+    let lits = s.literals;
+    let out_len = out.len();
+    let (mut op, mut lp, mut ep) = (c.op, c.lp, c.ep);
+    let mut seq = c.seq;
+    while seq < s.count {
+        let tok = s.tokens[seq] as usize;
+        let ep0 = ep;
+        let ll = length(tok >> 4, s.extra, &mut ep)?;
+        let ml = MIN_MATCH + length(tok & 15, s.extra, &mut ep)?;
+        if ll + wide::MARGIN > lits.len() - lp || ll + ml + wide::MARGIN > out_len - op {
+            ep = ep0;
+            break;
+        }
+        let off = u16::from_le_bytes([s.offsets[2 * seq], s.offsets[2 * seq + 1]]) as usize;
+        if off == 0 || off > op + ll {
+            return Err(LzError(
+                "match offset reaches before the start of the block",
+            ));
+        }
+        // SAFETY: the checks above put `lits[lp .. lp + ll + MARGIN]` and
+        // `out[op .. op + ll + ml + MARGIN]` in bounds, and `1 <= off <= op + ll`.
+        unsafe {
+            wide::copy_literals(lits.as_ptr().add(lp), out.as_mut_ptr().add(op), ll);
+            wide::copy_match(out.as_mut_ptr().add(op + ll), off, ml);
+        }
+        op += ll + ml;
+        lp += ll;
+        seq += 1;
+    }
+    *c = Cursor { seq, op, lp, ep };
+    Ok(())
+}
+
+/// Sequences decoded with exact copies and no margin, from `c` to the end.
+fn exact_sequences(s: &Streams<'_>, out: &mut [u8], c: &mut Cursor) -> Result<(), LzError> {
+    let lits = s.literals;
+    while c.seq < s.count {
+        let tok = s.tokens[c.seq] as usize;
+        let ll = length(tok >> 4, s.extra, &mut c.ep)?;
+        let ml = MIN_MATCH + length(tok & 15, s.extra, &mut c.ep)?;
+        let off = u16::from_le_bytes([s.offsets[2 * c.seq], s.offsets[2 * c.seq + 1]]) as usize;
+        if ll > lits.len() - c.lp {
+            return Err(LzError("literal run reads past the literal stream"));
+        }
+        if ll > out.len() - c.op {
+            return Err(LzError("literal run writes past the block's decoded size"));
+        }
+        out[c.op..c.op + ll].copy_from_slice(&lits[c.lp..c.lp + ll]);
+        c.op += ll;
+        c.lp += ll;
+        if off == 0 || off > c.op {
+            return Err(LzError(
+                "match offset reaches before the start of the block",
+            ));
+        }
+        if ml > out.len() - c.op {
+            return Err(LzError("match writes past the block's decoded size"));
+        }
+        for d in c.op..c.op + ml {
             out[d] = out[d - off];
         }
-        return;
+        c.op += ml;
+        c.seq += 1;
     }
-    let mut d = op;
-    let mut dist = off;
-    if off < 16 {
-        // A pattern of period `off` also has period `dist = k * off >= 16`: write the first
-        // `dist` bytes one at a time, then copy 16-byte chunks from `dist` back, each of which
-        // reads only bytes already final.
-        dist = off * 16usize.div_ceil(off);
-        let stop = end.min(op + dist);
-        while d < stop {
-            out[d] = out[d - off];
-            d += 1;
+    Ok(())
+}
+
+/// FAST PATH: the only unsafe code in the LZ decoder. Copies move whole 16-byte chunks and may
+/// write up to `MARGIN` bytes past the bytes they are asked for; callers guarantee that room.
+mod wide {
+    use std::ptr;
+
+    /// Bytes that a copy may read or write beyond its length.
+    pub const MARGIN: usize = 32;
+
+    #[inline(always)]
+    unsafe fn copy16(src: *const u8, dst: *mut u8) {
+        ptr::copy_nonoverlapping(src, dst, 16);
+    }
+
+    /// Copies `len` literal bytes from `src` to `dst` (distinct buffers).
+    ///
+    /// # Safety
+    /// `src[.. len + MARGIN]` must be readable and `dst[.. len + MARGIN]` writable.
+    #[inline(always)]
+    pub unsafe fn copy_literals(src: *const u8, dst: *mut u8, len: usize) {
+        copy16(src, dst);
+        let mut k = 16;
+        while k < len {
+            copy16(src.add(k), dst.add(k));
+            k += 16;
         }
     }
-    while d < end {
-        out.copy_within(d - dist..d - dist + 16, d);
-        d += 16;
+
+    /// Copies `len` bytes from `off` bytes back to `dst`, with LZ overlap semantics.
+    ///
+    /// # Safety
+    /// `dst[.. len + MARGIN]` must be writable, and the `off >= 1` bytes before `dst` must be
+    /// initialised bytes of the same buffer.
+    #[inline(always)]
+    pub unsafe fn copy_match(dst: *mut u8, off: usize, len: usize) {
+        let mut src = dst.sub(off) as *const u8;
+        if off >= 16 {
+            // Each chunk's source ends at least 16 bytes before its destination starts... or
+            // at the destination's start, so chunks never overlap, and later chunks read only
+            // bytes earlier chunks have finished writing.
+            copy16(src, dst);
+            copy16(src.add(16), dst.add(16));
+            let mut k = 32;
+            while k < len {
+                copy16(src.add(k), dst.add(k));
+                k += 16;
+            }
+            return;
+        }
+        // Period `off` < 16: the pattern also has period `dist = off * ceil(16 / off)` (16..=30).
+        // Write the first `dist` bytes one at a time, then chunks from `dist` back.
+        let dist = off * 16usize.div_ceil(off);
+        let head = len.min(dist);
+        for k in 0..head {
+            *dst.add(k) = *src.add(k);
+        }
+        src = dst.sub(dist);
+        let mut k = head;
+        while k < len {
+            copy16(src.add(k), dst.add(k));
+            k += 16;
+        }
     }
 }
 
@@ -168,8 +286,7 @@ pub fn decode_reference(payload: &[u8], out: &mut [u8]) -> Result<(), LzError> {
                 .literals
                 .get(lp)
                 .ok_or(LzError("literal run reads past the literal stream"))?;
-            *out
-                .get_mut(op)
+            *out.get_mut(op)
                 .ok_or(LzError("literal run writes past the block's decoded size"))? = b;
             op += 1;
             lp += 1;

@@ -18,7 +18,11 @@ pub enum Finder {
     Greedy { hash_log: u32, skip_shift: u32 },
     /// Hash chains walked `depth` candidates deep; with `lazy`, a match is deferred one byte when
     /// the next position has a longer one.
-    Chain { hash_log: u32, depth: u32, lazy: bool },
+    Chain {
+        hash_log: u32,
+        depth: u32,
+        lazy: bool,
+    },
 }
 
 /// Reusable encoder memory: hash tables and the four output streams. One per thread.
@@ -247,6 +251,17 @@ fn chain(src: &[u8], hash_log: u32, depth: u32, lazy: bool, s: &mut Scratch) -> 
     anchor
 }
 
+/// A length extension: one byte below 255, else 255 and a varint of the rest.
+#[inline(always)]
+fn put_extension(extra: &mut Vec<u8>, v: usize) {
+    if v < 255 {
+        extra.push(v as u8);
+    } else {
+        extra.push(255);
+        varint::put(extra, (v - 255) as u64);
+    }
+}
+
 /// The four output streams of an LZ block, filled sequence by sequence.
 #[derive(Default)]
 struct Sequences {
@@ -274,12 +289,13 @@ impl Sequences {
         self.tokens
             .push(((ll.min(NIBBLE_ESCAPE) << 4) | ml.min(NIBBLE_ESCAPE)) as u8);
         if ll >= NIBBLE_ESCAPE {
-            varint::put(&mut self.extra, (ll - NIBBLE_ESCAPE) as u64);
+            put_extension(&mut self.extra, ll - NIBBLE_ESCAPE);
         }
         if ml >= NIBBLE_ESCAPE {
-            varint::put(&mut self.extra, (ml - NIBBLE_ESCAPE) as u64);
+            put_extension(&mut self.extra, ml - NIBBLE_ESCAPE);
         }
-        self.offsets.extend_from_slice(&(offset as u16).to_le_bytes());
+        self.offsets
+            .extend_from_slice(&(offset as u16).to_le_bytes());
         self.literals.extend_from_slice(lits);
         self.count += 1;
     }

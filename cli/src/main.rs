@@ -187,7 +187,7 @@ fn process(path: &Path, mode: Mode, args: &Args, ui: Ui) -> Result<()> {
         Mode::Decompress | Mode::Test => {
             let mut dec = Decoder::with_threads(&mut reader, args.threads);
             let mut w = Counting { inner: out, n: 0 };
-            pump(&mut dec, &mut w, 1 << 20).with_context(|| format!("{name}"))?;
+            pump(&mut dec, &mut w, 1 << 20).with_context(|| name.clone())?;
             let read = dec.bytes_in();
             (read, w.n, w.inner)
         }

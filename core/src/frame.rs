@@ -12,7 +12,7 @@ pub const FOOTER_MAGIC: [u8; 4] = [b'Y', b'L', b'G', 0x89];
 /// The format version this build writes and reads.
 pub const VERSION: u8 = 1;
 /// Bytes in the frame header.
-pub const FRAME_HEADER_LEN: usize = 8;
+pub const FRAME_HEADER_LEN: usize = 9;
 /// Bytes in a block header, an end marker, and an index entry.
 pub const BLOCK_HEADER_LEN: usize = 13;
 /// Bytes in the footer.
@@ -21,7 +21,7 @@ pub const FOOTER_LEN: usize = 16;
 pub const MIN_BLOCK_LOG: u8 = 10;
 pub const MAX_BLOCK_LOG: u8 = 27;
 
-/// The 8-byte frame header.
+/// The 9-byte frame header.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct FrameHeader {
     /// Level number that wrote the frame (informational).
@@ -54,7 +54,7 @@ impl FrameHeader {
 
     pub fn to_bytes(&self) -> [u8; FRAME_HEADER_LEN] {
         let m = MAGIC;
-        [
+        let mut b = [
             m[0],
             m[1],
             m[2],
@@ -63,7 +63,10 @@ impl FrameHeader {
             self.level,
             self.block_log,
             0,
-        ]
+            0,
+        ];
+        b[8] = header_check(&b);
+        b
     }
 
     /// Parses and validates a frame header that starts at stream byte `offset`.
@@ -103,11 +106,28 @@ impl FrameHeader {
                 ),
             ));
         }
+        let check = header_check(b);
+        if b[8] != check {
+            return Err(Error::corrupt(
+                "frame header",
+                None,
+                offset + 8,
+                format!(
+                    "header check byte {:#04x} does not match {check:#04x}",
+                    b[8]
+                ),
+            ));
+        }
         Ok(Self {
             level: b[5],
             block_log: b[6],
         })
     }
+}
+
+/// The frame header's last byte: the low byte of the checksum of the eight before it.
+fn header_check(b: &[u8; FRAME_HEADER_LEN]) -> u8 {
+    checksum(&b[..FRAME_HEADER_LEN - 1]) as u8
 }
 
 /// What a block's payload holds.

@@ -17,7 +17,8 @@ pub fn resolve_threads(threads: usize) -> usize {
 /// The shared pool of `threads` workers; `None` if the OS refuses to start them (callers then
 /// run on their own thread).
 fn pool(threads: usize) -> Option<Arc<rayon::ThreadPool>> {
-    static POOLS: OnceLock<Mutex<Vec<(usize, Arc<rayon::ThreadPool>)>>> = OnceLock::new();
+    type Pools = Mutex<Vec<(usize, Arc<rayon::ThreadPool>)>>;
+    static POOLS: OnceLock<Pools> = OnceLock::new();
     let mut pools = POOLS
         .get_or_init(Default::default)
         .lock()

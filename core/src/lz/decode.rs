@@ -44,8 +44,8 @@ fn split(payload: &[u8], out_len: usize) -> Result<Streams<'_>, LzError> {
         return Err(LzError("more literal bytes than the block's decoded size"));
     }
     let body = &payload[pos..];
-    let need = (count as u64) * 3 + extra_len as u64 + lit_len as u64;
-    if need != body.len() as u64 {
+    // count and lit_len are bounded by the block size above, extra_len here: no overflow.
+    if extra_len > body.len() || count * 3 + extra_len + lit_len != body.len() {
         return Err(LzError("stream sizes do not add up to the payload size"));
     }
     let (tokens, rest) = body.split_at(count);

@@ -1,0 +1,236 @@
+//! The `glyd` binary end to end: naming, keep/remove, overwrite rules, pipes, -t, -l, -b,
+//! exit codes, and that a failed run leaves no output under the final name.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+fn glyd() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_glyd"))
+}
+
+fn sample() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/data/HDFS_2k.log")
+}
+
+fn run(args: &[&str], dir: &Path) -> Output {
+    glyd().args(args).current_dir(dir).output().unwrap()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// A temp dir holding a copy of the sample log as `app.log`.
+fn workdir() -> (tempfile::TempDir, Vec<u8>) {
+    let dir = tempfile::tempdir().unwrap();
+    let data = std::fs::read(sample()).unwrap();
+    std::fs::write(dir.path().join("app.log"), &data).unwrap();
+    (dir, data)
+}
+
+#[test]
+fn compress_then_decompress_restores_the_file() {
+    let (dir, data) = workdir();
+    let d = dir.path();
+    let o = run(&["app.log"], d);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(d.join("app.log").exists(), "inputs are kept by default");
+    let packed = std::fs::read(d.join("app.log.glyd")).unwrap();
+    assert!(packed.len() < data.len() / 2);
+    std::fs::remove_file(d.join("app.log")).unwrap();
+    let o = run(&["-d", "app.log.glyd"], d);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(std::fs::read(d.join("app.log")).unwrap(), data);
+    // No temporary files left behind.
+    let names: Vec<String> = std::fs::read_dir(d)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(names.iter().all(|n| !n.ends_with(".tmp")), "{names:?}");
+}
+
+#[test]
+fn refuses_to_overwrite_without_force() {
+    let (dir, _) = workdir();
+    let d = dir.path();
+    assert!(run(&["app.log"], d).status.success());
+    let o = run(&["app.log"], d);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("already exists"), "{}", stderr(&o));
+    assert!(run(&["-f", "app.log"], d).status.success());
+}
+
+#[test]
+fn rm_removes_the_input_only_after_success() {
+    let (dir, data) = workdir();
+    let d = dir.path();
+    assert!(run(&["--rm", "-1", "app.log"], d).status.success());
+    assert!(!d.join("app.log").exists());
+    assert!(run(&["-d", "--rm", "app.log.glyd"], d).status.success());
+    assert!(!d.join("app.log.glyd").exists());
+    assert_eq!(std::fs::read(d.join("app.log")).unwrap(), data);
+}
+
+#[test]
+fn pipes_stdin_to_stdout_both_ways() {
+    let data = std::fs::read(sample()).unwrap();
+    let pipe = |args: &[&str], input: &[u8]| -> Vec<u8> {
+        let mut child = glyd()
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        let input = input.to_vec();
+        let writer = std::thread::spawn(move || stdin.write_all(&input));
+        let out = child.wait_with_output().unwrap();
+        writer.join().unwrap().unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+        assert!(out.stderr.is_empty(), "quiet in pipes: {}", stderr(&out));
+        out.stdout
+    };
+    for level in ["--fast", "--lz", "-19"] {
+        let packed = pipe(&[level, "-B", "16K", "-T", "2"], &data);
+        assert_eq!(pipe(&["-d"], &packed), data);
+        assert_eq!(pipe(&["-dc", "-"], &packed), data);
+    }
+}
+
+#[test]
+fn test_mode_accepts_good_and_names_the_bad_block() {
+    let (dir, _) = workdir();
+    let d = dir.path();
+    assert!(run(&["-B", "16K", "app.log"], d).status.success());
+    let o = run(&["-t", "app.log.glyd"], d);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let mut bad = std::fs::read(d.join("app.log.glyd")).unwrap();
+    let mid = bad.len() / 2;
+    bad[mid] ^= 0x55;
+    std::fs::write(d.join("bad.glyd"), &bad).unwrap();
+    let o = run(&["-t", "bad.glyd"], d);
+    assert_eq!(o.status.code(), Some(1));
+    let msg = stderr(&o);
+    assert!(
+        msg.contains("bad.glyd") && msg.contains("block") && msg.contains("byte"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn failed_decompression_leaves_no_output_file() {
+    let (dir, _) = workdir();
+    let d = dir.path();
+    assert!(run(&["-B", "16K", "app.log"], d).status.success());
+    let mut bad = std::fs::read(d.join("app.log.glyd")).unwrap();
+    let at = bad.len() - 200;
+    bad[at] ^= 0x01;
+    std::fs::write(d.join("broken.log.glyd"), &bad).unwrap();
+    let o = run(&["-d", "broken.log.glyd"], d);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        !d.join("broken.log").exists(),
+        "a failed run must not leave a partial output"
+    );
+}
+
+#[test]
+fn list_shows_sizes_level_and_blocks() {
+    let (dir, data) = workdir();
+    let d = dir.path();
+    assert!(run(&["-1", "-B", "64K", "app.log"], d).status.success());
+    let o = run(&["-l", "app.log.glyd"], d);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = String::from_utf8(o.stdout).unwrap();
+    let row = out.lines().nth(1).unwrap();
+    let blocks = data.len().div_ceil(64 << 10);
+    assert!(row.contains(" fast ") && row.contains("64.0 KiB"), "{out}");
+    assert_eq!(
+        row.split_whitespace().nth(1).unwrap(),
+        blocks.to_string(),
+        "{out}"
+    );
+}
+
+#[test]
+fn suffix_and_usage_errors() {
+    let (dir, _) = workdir();
+    let d = dir.path();
+    let o = run(&["-d", "app.log"], d);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("unknown suffix"), "{}", stderr(&o));
+    let o = run(&["-o", "x", "a", "b"], d);
+    assert_eq!(o.status.code(), Some(2));
+    let o = run(&["--no-such-flag"], d);
+    assert_eq!(o.status.code(), Some(2));
+    let o = run(&["missing.log"], d);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("missing.log"));
+}
+
+#[test]
+fn output_flag_and_concatenated_stdout() {
+    let (dir, data) = workdir();
+    let d = dir.path();
+    assert!(run(&["-o", "custom.bin", "app.log"], d).status.success());
+    assert!(run(&["-d", "-o", "back.log", "custom.bin"], d)
+        .status
+        .success());
+    assert_eq!(std::fs::read(d.join("back.log")).unwrap(), data);
+    // Two inputs to stdout make two frames, which decode as their concatenation.
+    std::fs::write(d.join("b.log"), b"second file\n").unwrap();
+    let o = run(&["-c", "app.log", "b.log"], d);
+    assert!(o.status.success());
+    std::fs::write(d.join("both.glyd"), &o.stdout).unwrap();
+    let o = run(&["-dc", "both.glyd"], d);
+    assert_eq!(o.stdout, [data, b"second file\n".to_vec()].concat());
+}
+
+#[test]
+fn help_is_complete() {
+    let o = glyd().arg("--help").output().unwrap();
+    let help = String::from_utf8(o.stdout).unwrap();
+    for flag in [
+        "--decompress",
+        "--stdout",
+        "--output",
+        "--keep",
+        "--rm",
+        "--force",
+        "--quiet",
+        "--verbose",
+        "--threads",
+        "--test",
+        "--list",
+        "--bench",
+        "--fast",
+        "--lz",
+        "Examples:",
+        "Exit status",
+    ] {
+        assert!(help.contains(flag), "--help lacks {flag}");
+    }
+}
+
+#[test]
+fn bench_reports_every_level_beside_peers() {
+    let dir = tempfile::tempdir().unwrap();
+    let small: Vec<u8> = std::fs::read(sample()).unwrap()[..50_000].to_vec();
+    std::fs::write(dir.path().join("s.log"), small).unwrap();
+    let o = run(&["-b", "--bench-runs", "1", "-T", "2", "s.log"], dir.path());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = String::from_utf8(o.stdout).unwrap();
+    for name in [
+        "glyd --fast",
+        "glyd --lz",
+        "lz4 (C)",
+        "lz4_flex",
+        "zstd -1",
+        "zstd -3",
+        "zstd -19",
+    ] {
+        assert!(out.contains(name), "bench output lacks {name}:\n{out}");
+    }
+}

@@ -64,7 +64,7 @@ impl Level {
         match self {
             Level::Fast => Params {
                 finder: Finder::Greedy {
-                    hash_log: 14,
+                    hash_log: 12,
                     skip_shift: 6,
                 },
             },

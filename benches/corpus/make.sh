@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Builds the large benchmark inputs that are not stored in the repo, into a cache folder
+# (default ~/.cache/glyd-corpus, or $GLYD_CORPUS):
+#   lineitem.csv   TPC-H lineitem at scale 0.1, from tpchgen-cli (installed with cargo if missing)
+#   linux-64M.tar  the first 64 MiB of Debian's linux-source-6.1 tarball (apt-get if missing)
+# Prints the cache folder. Safe to rerun: existing files are kept.
+set -euo pipefail
+out=${GLYD_CORPUS:-$HOME/.cache/glyd-corpus}
+mkdir -p "$out"
+
+if [ ! -s "$out/lineitem.csv" ]; then
+  command -v tpchgen-cli >/dev/null || cargo install tpchgen-cli --locked >&2
+  tmp=$(mktemp -d)
+  tpchgen-cli csv -s 0.1 --tables=lineitem --output-dir="$tmp" >&2
+  mv "$tmp/lineitem.csv" "$out/lineitem.csv.part" && mv "$out/lineitem.csv.part" "$out/lineitem.csv"
+  rm -rf "$tmp"
+fi
+
+if [ ! -s "$out/linux-64M.tar" ]; then
+  src=/usr/src/linux-source-6.1.tar.xz
+  if [ ! -f "$src" ]; then
+    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq linux-source-6.1) >&2
+  fi
+  # head closes the pipe early; xz's SIGPIPE is expected.
+  (xz -dc "$src" || true) | head -c $((64 << 20)) > "$out/linux-64M.tar.part"
+  mv "$out/linux-64M.tar.part" "$out/linux-64M.tar"
+fi
+echo "$out"

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# The side-by-side benchmark: glyd's levels beside zstd and lz4 (C and lz4_flex), in one
+# process, on the same bytes, per input class, 1 thread and all threads. Writes
+# docs/benchmarks/fast-levels.md with the machine, the command and the tables.
+#
+#   bash benches/run.sh            # all classes (builds the large inputs on first use)
+#   RUNS=3 bash benches/run.sh     # fewer timed runs per measurement (default 5)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+corpus=../shared/corpus
+runs=${RUNS:-5}
+big=$(bash benches/corpus/make.sh)
+
+cargo build --profile bench -p glyd-cli >&2
+glyd=target/release/glyd
+[ -x target/bench/glyd ] && glyd=target/bench/glyd
+
+out=docs/benchmarks/fast-levels.md
+tmp=$(mktemp)
+{
+  echo "# Fast levels beside lz4 and zstd"
+  echo
+  echo "Produced by \`bash benches/run.sh\` (RUNS=$runs) at commit $(git rev-parse --short HEAD)"
+  echo "on $(date -u +%Y-%m-%d). Machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs),"
+  echo "$(nproc) cores, $(free -g | awk '/Mem:/ {print $2}') GiB. glyd built with the \`bench\` profile (fat LTO)."
+  echo
+  echo "Every codec runs in the same process on the same bytes (\`glyd -b\`); each output is decoded"
+  echo "and compared with the input before timing. Speeds are medians of $runs timed runs, in MB/s"
+  echo "(10^6 bytes of uncompressed data per second). lz4 (C) is liblz4's block API with no"
+  echo "checksum; glyd's decode includes verifying every block's XXH3 checksum. Class totals add"
+  echo "up sizes and median times over the files of the class."
+  echo
+  run() {
+    local title=$1; shift
+    echo "## $title"
+    echo
+    echo "\`glyd -b --markdown --bench-runs $runs -T 2 $*\`" | sed "s|$big|\$CACHE|g; s|$corpus|corpus|g"
+    echo
+    "$glyd" -b --markdown --bench-runs "$runs" -T 2 "$@"
+  }
+  run "Logs (loghub, 10 files)" $corpus/loghub/*.log
+  run "CSV (loghub structured, 10 files)" $corpus/loghub/*_structured.csv
+  run "SQL (sakila PostgreSQL dump)" $corpus/sakila/*.sql
+  run "TPC-H lineitem CSV, scale 0.1" "$big/lineitem.csv"
+  run "Linux source tar, first 64 MiB" "$big/linux-64M.tar"
+} > "$tmp"
+mv "$tmp" "$out"
+echo "wrote $out" >&2

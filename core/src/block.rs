@@ -1,8 +1,6 @@
 //! One block, both ways: choosing the cheapest representation (LZ, RLE or raw) when encoding,
 //! and decoding plus checksum verification with errors that name the block.
 
-use std::cell::RefCell;
-
 use crate::checksum::checksum;
 use crate::error::{Error, Result};
 use crate::frame::{BlockHeader, BlockKind};
@@ -13,10 +11,6 @@ use crate::lz;
 pub struct EncodedBlock {
     pub header: BlockHeader,
     pub payload: Vec<u8>,
-}
-
-thread_local! {
-    static SCRATCH: RefCell<lz::Scratch> = RefCell::new(lz::Scratch::new());
 }
 
 /// Encodes one block of at most the frame's block size (and at least one byte).
@@ -30,7 +24,7 @@ pub fn encode_block(src: &[u8], level: Level) -> EncodedBlock {
         checksum: sum,
     };
     let mut payload = Vec::with_capacity(src.len() / 2);
-    SCRATCH.with(|s| lz::compress(src, &level.lz_params(), &mut s.borrow_mut(), &mut payload));
+    lz::compress_into(src, level, &mut payload);
     // A run of one byte compresses to a few bytes of LZ; RLE says the same in one.
     if payload.len() < 16 && src.iter().all(|&b| b == src[0]) {
         return EncodedBlock {

@@ -20,10 +20,20 @@ pub const MAX_OFFSET: usize = 65_535;
 /// A nibble value of 15 means "15 plus a varint from the extra stream".
 pub(crate) const NIBBLE_ESCAPE: usize = 15;
 
-/// Compresses `src` as one LZ payload at `level` (a convenience over [`compress`] for tests,
-/// benchmarks and fuzzing; the container uses the per-thread scratch in `block`).
+thread_local! {
+    /// Each thread's encoder memory, kept between blocks.
+    static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::new(Scratch::new());
+}
+
+/// Compresses `src` as one LZ payload at `level`, appended to `out`, with this thread's
+/// reusable scratch memory.
+pub fn compress_into(src: &[u8], level: crate::Level, out: &mut Vec<u8>) {
+    SCRATCH.with(|s| compress(src, &level.lz_params(), &mut s.borrow_mut(), out));
+}
+
+/// Compresses `src` as one LZ payload at `level`.
 pub fn compress_block(src: &[u8], level: crate::Level) -> Vec<u8> {
-    let mut out = Vec::new();
-    compress(src, &level.lz_params(), &mut Scratch::new(), &mut out);
+    let mut out = Vec::with_capacity(src.len() / 2);
+    compress_into(src, level, &mut out);
     out
 }

@@ -199,7 +199,7 @@ impl BlockHeader {
             checksum,
         };
         if kind == BlockKind::End {
-            if decoded_size != 0 || stored_size as usize % BLOCK_HEADER_LEN != 0 {
+            if decoded_size != 0 || !(stored_size as usize).is_multiple_of(BLOCK_HEADER_LEN) {
                 return bad(format!(
                     "end marker with decoded size {decoded_size} and index size {stored_size}"
                 ));

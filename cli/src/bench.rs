@@ -49,8 +49,12 @@ impl Measured {
     }
 }
 
-fn glyd_codec(level: Level, threads: usize) -> Codec {
-    let opts = Options::new(level).with_threads(threads);
+fn glyd_codec(level: Level, threads: usize, block_size: Option<usize>) -> Codec {
+    let opts = Options {
+        level,
+        threads,
+        block_size,
+    };
     Codec {
         name: format!("glyd --{}", level.name()),
         threads,
@@ -110,64 +114,94 @@ fn peers() -> Vec<Codec> {
     v
 }
 
-fn codecs(cores: usize) -> Vec<Codec> {
-    let mut v: Vec<Codec> = Level::ALL.iter().map(|&l| glyd_codec(l, 1)).collect();
+fn codecs(cores: usize, block_size: Option<usize>) -> Vec<Codec> {
+    let mut v: Vec<Codec> = Level::ALL
+        .iter()
+        .map(|&l| glyd_codec(l, 1, block_size))
+        .collect();
     if cores > 1 {
-        v.extend(Level::ALL.iter().map(|&l| glyd_codec(l, cores)));
+        v.extend(Level::ALL.iter().map(|&l| glyd_codec(l, cores, block_size)));
     }
     v.extend(peers());
     v
 }
 
-/// Median seconds per call of `f` over `runs` runs; each run repeats `f` for at least 50 ms.
-/// Calls slower than a second get at most 3 single-call runs.
-fn median_time(runs: u32, mut f: impl FnMut()) -> f64 {
+/// Seconds per call of `f`, repeating it for at least `min` (once if `min` is zero).
+fn sample(min: Duration, mut f: impl FnMut()) -> f64 {
     let t = Instant::now();
-    f();
-    let first = t.elapsed();
-    let (runs, min_run) = if first > Duration::from_secs(1) {
-        (runs.min(3), Duration::ZERO)
-    } else {
-        (runs, Duration::from_millis(50))
-    };
-    let mut samples: Vec<f64> = (0..runs)
-        .map(|_| {
-            let t = Instant::now();
-            let mut n = 0u32;
-            loop {
-                f();
-                n += 1;
-                if t.elapsed() >= min_run {
-                    break;
-                }
-            }
-            t.elapsed().as_secs_f64() / f64::from(n)
-        })
-        .collect();
-    samples.sort_by(f64::total_cmp);
-    samples[samples.len() / 2]
+    let mut n = 0u32;
+    loop {
+        f();
+        n += 1;
+        if t.elapsed() >= min {
+            return t.elapsed().as_secs_f64() / f64::from(n);
+        }
+    }
 }
 
-fn measure(c: &Codec, data: &[u8], runs: u32) -> Result<Measured> {
-    let packed = (c.compress)(data);
-    let mut out = vec![0u8; data.len()];
-    let n = (c.decompress)(&packed, &mut out)
-        .with_context(|| format!("{} failed to decode its own output", c.name))?;
-    if n != data.len() || out != data {
-        bail!("{} did not round-trip the input exactly", c.name);
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+/// One codec's state during a measurement.
+struct Trial {
+    packed: Vec<u8>,
+    out: Vec<u8>,
+    /// Codecs whose single call takes over a second get 3 single-call samples.
+    slow: bool,
+    compress: Vec<f64>,
+    decompress: Vec<f64>,
+}
+
+/// Measures every codec on `data`. Samples are taken in rounds, each round timing every codec
+/// once, so that load from elsewhere on a shared machine falls on all codecs alike; each
+/// codec's speed is the median of its samples.
+fn measure_all(codecs: &[Codec], data: &[u8], runs: u32) -> Result<Vec<Measured>> {
+    let mut trials = Vec::with_capacity(codecs.len());
+    for c in codecs {
+        let t = Instant::now();
+        let packed = (c.compress)(data);
+        let slow = t.elapsed() > Duration::from_secs(1);
+        let mut out = vec![0u8; data.len()];
+        let n = (c.decompress)(&packed, &mut out)
+            .with_context(|| format!("{} failed to decode its own output", c.name))?;
+        if n != data.len() || out != data {
+            bail!("{} did not round-trip the input exactly", c.name);
+        }
+        trials.push(Trial {
+            packed,
+            out,
+            slow,
+            compress: Vec::new(),
+            decompress: Vec::new(),
+        });
     }
-    let compress_s = median_time(runs, || {
-        black_box((c.compress)(black_box(data)));
-    });
-    let decompress_s = median_time(runs, || {
-        black_box((c.decompress)(black_box(&packed), &mut out).ok());
-    });
-    Ok(Measured {
-        input: data.len() as u64,
-        output: packed.len() as u64,
-        compress_s,
-        decompress_s,
-    })
+    let min = Duration::from_millis(50);
+    for round in 0..runs {
+        for (c, t) in codecs.iter().zip(trials.iter_mut()) {
+            if t.slow && round >= 3 {
+                continue;
+            }
+            let m = if t.slow { Duration::ZERO } else { min };
+            t.compress.push(sample(m, || {
+                black_box((c.compress)(black_box(data)));
+            }));
+            let (packed, out) = (&t.packed, &mut t.out);
+            t.decompress.push(sample(m, || {
+                black_box((c.decompress)(black_box(packed), out).ok());
+            }));
+        }
+    }
+    Ok(trials
+        .into_iter()
+        .map(|t| Measured {
+            input: data.len() as u64,
+            output: t.packed.len() as u64,
+            compress_s: median(t.compress),
+            decompress_s: median(t.decompress),
+        })
+        .collect())
 }
 
 pub fn run(args: &Args, ui: Ui) -> Result<()> {
@@ -175,21 +209,23 @@ pub fn run(args: &Args, ui: Ui) -> Result<()> {
         bail!("-b needs one or more files to benchmark");
     }
     let cores = glyd_core::resolve_threads(args.threads);
-    let codecs = codecs(cores);
+    let codecs = codecs(cores, args.block_size);
     let mut totals = vec![Measured::default(); codecs.len()];
     let many = args.files.len() > 1;
     for path in &args.files {
         let data =
             std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
-        let mut rows = Vec::with_capacity(codecs.len());
-        for (i, c) in codecs.iter().enumerate() {
-            if ui.bars {
-                eprint!("\r\x1b[2K{}: {} ...", path.display(), c.name);
-            }
-            let m = measure(c, &data, args.bench_runs)
-                .with_context(|| format!("{}", path.display()))?;
-            totals[i].add(&m);
-            rows.push(m);
+        if ui.bars {
+            eprint!(
+                "\r\x1b[2K{}: measuring {} codecs ...",
+                path.display(),
+                codecs.len()
+            );
+        }
+        let rows = measure_all(&codecs, &data, args.bench_runs)
+            .with_context(|| format!("{}", path.display()))?;
+        for (t, m) in totals.iter_mut().zip(&rows) {
+            t.add(m);
         }
         if ui.bars {
             eprint!("\r\x1b[2K");

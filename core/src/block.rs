@@ -15,33 +15,34 @@ pub struct EncodedBlock {
 
 /// Encodes one block of at most the frame's block size (and at least one byte).
 pub fn encode_block(src: &[u8], level: Level) -> EncodedBlock {
+    let mut payload = Vec::with_capacity(src.len() / 2);
+    let header = encode_block_into(src, level, &mut payload);
+    EncodedBlock { header, payload }
+}
+
+/// Encodes one block into `payload` (cleared first, its memory reused); returns the header.
+pub fn encode_block_into(src: &[u8], level: Level, payload: &mut Vec<u8>) -> BlockHeader {
     debug_assert!(!src.is_empty() && src.len() <= u32::MAX as usize);
-    let sum = checksum(src);
     let header = |kind, stored: usize| BlockHeader {
         kind,
         decoded_size: src.len() as u32,
         stored_size: stored as u32,
-        checksum: sum,
+        checksum: checksum(src),
     };
-    let mut payload = Vec::with_capacity(src.len() / 2);
-    lz::compress_into(src, level, &mut payload);
+    payload.clear();
+    lz::compress_into(src, level, payload);
     // A run of one byte compresses to a few bytes of LZ; RLE says the same in one.
     if payload.len() < 16 && src.iter().all(|&b| b == src[0]) {
-        return EncodedBlock {
-            header: header(BlockKind::Rle, 1),
-            payload: vec![src[0]],
-        };
+        payload.clear();
+        payload.push(src[0]);
+        return header(BlockKind::Rle, 1);
     }
     if payload.len() >= src.len() {
-        return EncodedBlock {
-            header: header(BlockKind::Raw, src.len()),
-            payload: src.to_vec(),
-        };
+        payload.clear();
+        payload.extend_from_slice(src);
+        return header(BlockKind::Raw, src.len());
     }
-    EncodedBlock {
-        header: header(BlockKind::Lz, payload.len()),
-        payload,
-    }
+    header(BlockKind::Lz, payload.len())
 }
 
 /// Decodes block number `block` (header at stream byte `offset`) into `out`, whose length is the

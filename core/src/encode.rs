@@ -4,9 +4,9 @@
 
 use std::io::{self, Write};
 
-use crate::block::{encode_block, EncodedBlock};
+use crate::block::{encode_block, encode_block_into, EncodedBlock};
 use crate::error::Result;
-use crate::frame::{end_marker, Footer, FrameHeader};
+use crate::frame::{end_marker, BlockHeader, Footer, FrameHeader};
 use crate::parallel;
 use crate::Options;
 
@@ -20,6 +20,8 @@ pub struct Encoder<W: Write> {
     threads: usize,
     started: bool,
     buf: Vec<u8>,
+    /// Payload memory reused by single-threaded encoding.
+    payload: Vec<u8>,
     index: Vec<u8>,
     content: u64,
 }
@@ -37,6 +39,7 @@ impl<W: Write> Encoder<W> {
             threads: parallel::resolve_threads(opts.threads),
             started: false,
             buf: Vec::new(),
+            payload: Vec::new(),
             index: Vec::new(),
             content: 0,
         })
@@ -65,17 +68,32 @@ impl<W: Write> Encoder<W> {
         if data.is_empty() {
             return Ok(());
         }
-        let chunks: Vec<&[u8]> = data.chunks(self.block_size).collect();
         let level = self.opts.level;
-        let blocks: Vec<EncodedBlock> =
-            parallel::map(self.threads, &chunks, |c| encode_block(c, level));
-        for b in blocks {
-            let h = b.header.to_bytes();
-            self.inner.write_all(&h)?;
-            self.inner.write_all(&b.payload)?;
-            self.index.extend_from_slice(&h);
-            self.content += u64::from(b.header.decoded_size);
+        if self.threads <= 1 || data.len() <= self.block_size {
+            // One thread: encode and write block by block through one reused payload buffer.
+            let mut payload = std::mem::take(&mut self.payload);
+            for chunk in data.chunks(self.block_size) {
+                let header = encode_block_into(chunk, level, &mut payload);
+                self.write_block(&header, &payload)?;
+            }
+            self.payload = payload;
+        } else {
+            let chunks: Vec<&[u8]> = data.chunks(self.block_size).collect();
+            let blocks: Vec<EncodedBlock> =
+                parallel::map(self.threads, &chunks, |c| encode_block(c, level));
+            for b in blocks {
+                self.write_block(&b.header, &b.payload)?;
+            }
         }
+        Ok(())
+    }
+
+    fn write_block(&mut self, header: &BlockHeader, payload: &[u8]) -> io::Result<()> {
+        let h = header.to_bytes();
+        self.inner.write_all(&h)?;
+        self.inner.write_all(payload)?;
+        self.index.extend_from_slice(&h);
+        self.content += u64::from(header.decoded_size);
         Ok(())
     }
 

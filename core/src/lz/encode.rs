@@ -108,12 +108,13 @@ fn greedy(src: &[u8], hash_log: u32, skip_shift: u32, s: &mut Scratch) -> usize 
     let limit = src.len() - TAIL;
     let mut anchor = 0;
     let mut i = 1;
+    let mut cur = read_u64(src, i);
     while i < limit {
-        let cur = read_u64(src, i);
         let h = hash5(cur, hash_log);
         let cand = table[h] as usize;
         table[h] = i as u32;
-        if cand < i && i - cand <= MAX_OFFSET && read_u32(src, cand) == cur as u32 {
+        // One unsigned compare for "cand < i and within the window".
+        if i.wrapping_sub(cand).wrapping_sub(1) < MAX_OFFSET && read_u32(src, cand) == cur as u32 {
             let (mut start, mut from) = (i, cand);
             while start > anchor && from > 0 && src[start - 1] == src[from - 1] {
                 start -= 1;
@@ -125,9 +126,13 @@ fn greedy(src: &[u8], hash_log: u32, skip_shift: u32, s: &mut Scratch) -> usize 
             anchor = i;
             if i < limit {
                 table[hash5(read_u64(src, i - 2), hash_log)] = (i - 2) as u32;
+                cur = read_u64(src, i);
             }
         } else {
             i += 1 + ((i - anchor) >> skip_shift);
+            if i < limit {
+                cur = read_u64(src, i);
+            }
         }
     }
     anchor

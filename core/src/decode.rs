@@ -9,8 +9,8 @@ use std::io::{self, Read};
 use crate::block::decode_block;
 use crate::error::{Error, Result};
 use crate::frame::{
-    check_trailer, BlockHeader, BlockKind, Footer, FrameHeader, BLOCK_HEADER_LEN, FOOTER_LEN,
-    FRAME_HEADER_LEN,
+    check_index_size, check_trailer, BlockHeader, BlockKind, Footer, FrameHeader, BLOCK_HEADER_LEN,
+    FOOTER_LEN, FRAME_HEADER_LEN,
 };
 use crate::parallel;
 
@@ -274,18 +274,7 @@ impl<R: Read> Decoder<R> {
                         if h.kind == BlockKind::End {
                             // The index repeats the headers already read: its size is known,
                             // so a hostile size never drives an allocation.
-                            if h.stored_size as usize != seen.len() {
-                                return Err(Error::corrupt(
-                                    "block index",
-                                    None,
-                                    offset,
-                                    format!(
-                                        "end marker announces {} index bytes, the frame has {} blocks",
-                                        h.stored_size,
-                                        seen.len() / BLOCK_HEADER_LEN
-                                    ),
-                                ));
-                            }
+                            check_index_size(&h, seen.len(), offset)?;
                             let index_offset = self.src.pos;
                             let mut index = vec![0u8; seen.len()];
                             self.src.exact(&mut index, "block index")?;

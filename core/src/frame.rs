@@ -268,6 +268,25 @@ pub fn end_marker(index: &[u8]) -> BlockHeader {
     }
 }
 
+/// Checks that the end marker at stream byte `offset` announces an index exactly as long as the
+/// `seen_len` bytes of block headers read. Streaming readers call it before reading the index,
+/// so a hostile index size never drives an allocation.
+pub fn check_index_size(end: &BlockHeader, seen_len: usize, offset: u64) -> Result<()> {
+    if end.stored_size as usize != seen_len {
+        return Err(Error::corrupt(
+            "block index",
+            None,
+            offset,
+            format!(
+                "end marker announces {} index bytes, the frame has {} blocks",
+                end.stored_size,
+                seen_len / BLOCK_HEADER_LEN
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// Checks a frame's trailer against what the reader saw: the index (at stream byte
 /// `index_offset`) must equal the block headers read, byte for byte, and the footer must count
 /// the same blocks and decoded bytes.

@@ -7,8 +7,8 @@ use std::io::{Read, Seek, SeekFrom};
 use crate::block::decode_block;
 use crate::error::{Error, Result};
 use crate::frame::{
-    check_trailer, BlockHeader, BlockKind, Footer, FrameHeader, BLOCK_HEADER_LEN, FOOTER_LEN,
-    FRAME_HEADER_LEN,
+    check_index_size, check_trailer, BlockHeader, BlockKind, Footer, FrameHeader, BLOCK_HEADER_LEN,
+    FOOTER_LEN, FRAME_HEADER_LEN,
 };
 
 /// One block's place in the compressed and the decoded stream.
@@ -199,14 +199,7 @@ pub fn summarize<R: Read + Seek>(r: &mut R) -> Result<Vec<FrameSummary>> {
             let h = BlockHeader::parse(&hb, header.block_max(), s.blocks, pos)?;
             pos += BLOCK_HEADER_LEN as u64;
             if h.kind == BlockKind::End {
-                if h.stored_size as usize != seen.len() {
-                    return Err(Error::corrupt(
-                        "block index",
-                        None,
-                        pos,
-                        "index size does not match the blocks read",
-                    ));
-                }
+                check_index_size(&h, seen.len(), pos - BLOCK_HEADER_LEN as u64)?;
                 let mut index = vec![0u8; seen.len()];
                 read_at(r, pos, &mut index, "block index")?;
                 let index_at = pos;

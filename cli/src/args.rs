@@ -11,7 +11,7 @@ const AFTER_HELP: &str = "\
 Levels:
   --fast, -1     LZ4-class compress speed (greedy LZ, no entropy stage)
   --lz, -2       the default: better ratio than LZ4 and decode at least as fast
-  -3 .. -19      accepted; map to --lz until the entropy levels land
+  --max, -3..-19 zstd -3 class ratio: Huffman literals, tANS sequences, 8 MiB blocks
 
 Examples:
   glyd app.log                    write app.log.glyd (app.log is kept)
@@ -94,11 +94,15 @@ pub struct Args {
     #[arg(long, group = "lvl")]
     pub lz: bool,
 
+    /// Entropy-coded LZ, the zstd -3 slot (levels 3..19)
+    #[arg(long, group = "lvl")]
+    pub max: bool,
+
     /// Level number 1..19; also spelled -1 .. -19
     #[arg(long, value_name = "N", group = "lvl", value_parser = clap::value_parser!(u32).range(1..=19))]
     pub level: Option<u32>,
 
-    /// Input bytes per independent block, e.g. 256K, 4M (1K ..= 128M; default 1M)
+    /// Input bytes per independent block, e.g. 256K, 4M (1K ..= 128M; default 1M, 8M for --max)
     #[arg(short = 'B', long, value_name = "SIZE", value_parser = parse_size)]
     pub block_size: Option<usize>,
 
@@ -123,6 +127,8 @@ impl Args {
             Level::Fast
         } else if self.lz {
             Level::Lz
+        } else if self.max {
+            Level::Max
         } else {
             self.level
                 .and_then(Level::from_number)

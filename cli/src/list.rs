@@ -31,10 +31,11 @@ pub fn run(args: &Args, ui: Ui) -> bool {
                 if ui.detail || args.verbose > 0 {
                     for (i, f) in frames.iter().enumerate() {
                         println!(
-                            "    frame {i}: level {}, block size {}, {} blocks ({} lz, {} raw, {} rle), {} => {}",
+                            "    frame {i}: level {}, block size {}, {} blocks ({} elz, {} lz, {} raw, {} rle), {} => {}",
                             level_label(f.level),
                             human_bytes(f.block_size as u64),
                             f.blocks,
+                            f.kinds[3],
                             f.kinds[2],
                             f.kinds[0],
                             f.kinds[1],

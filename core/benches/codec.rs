@@ -6,7 +6,7 @@
 //! against zstd and lz4 come from `glyd -b` (see `benches/run.sh`).
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use glyd_core::{lz, Level, Options};
+use glyd_core::{lz, Level, Method, Options};
 
 fn sample() -> Vec<u8> {
     let p = concat!(
@@ -34,9 +34,12 @@ fn bench(c: &mut Criterion) {
     let mut g = c.benchmark_group("lz");
     g.throughput(Throughput::Bytes(data.len() as u64));
     for level in Level::ALL {
-        let payload = lz::compress_block(&data, level);
+        let Method::Lz(params) = level.method() else {
+            continue;
+        };
+        let payload = lz::compress_block(&data, &params);
         g.bench_with_input(BenchmarkId::new("compress", level.name()), &data, |b, d| {
-            b.iter(|| lz::compress_block(d, level))
+            b.iter(|| lz::compress_block(d, &params))
         });
         let mut out = vec![0u8; data.len()];
         g.bench_with_input(

@@ -1,10 +1,10 @@
-//! One block, both ways: choosing the cheapest representation (LZ, RLE or raw) when encoding,
+//! One block, both ways: choosing the cheapest representation (LZ or entropy LZ, RLE or raw) when encoding,
 //! and decoding plus checksum verification with errors that name the block.
 
 use crate::checksum::checksum;
 use crate::error::{Error, Result};
 use crate::frame::{BlockHeader, BlockKind};
-use crate::level::Level;
+use crate::level::{Level, Method};
 use crate::lz;
 
 /// A block ready to be written: its header and payload.
@@ -30,7 +30,16 @@ pub fn encode_block_into(src: &[u8], level: Level, payload: &mut Vec<u8>) -> Blo
         checksum: checksum(src),
     };
     payload.clear();
-    lz::compress_into(src, level, payload);
+    let kind = match level.method() {
+        Method::Elz(p) => {
+            crate::elz::compress_into(src, &p, payload);
+            BlockKind::Elz
+        }
+        Method::Lz(p) => {
+            lz::compress_into(src, &p, payload);
+            BlockKind::Lz
+        }
+    };
     // A run of one byte compresses to a few bytes of LZ; RLE says the same in one.
     if payload.len() < 16 && src.iter().all(|&b| b == src[0]) {
         payload.clear();
@@ -42,7 +51,7 @@ pub fn encode_block_into(src: &[u8], level: Level, payload: &mut Vec<u8>) -> Blo
         payload.extend_from_slice(src);
         return header(BlockKind::Raw, src.len());
     }
-    header(BlockKind::Lz, payload.len())
+    header(kind, payload.len())
 }
 
 /// Decodes block number `block` (header at stream byte `offset`) into `out`, whose length is the
@@ -61,6 +70,8 @@ pub fn decode_block(
         BlockKind::Rle => out.fill(payload[0]),
         BlockKind::Lz => lz::decode(payload, out)
             .map_err(|e| Error::corrupt("LZ block", Some(block), offset, e.0))?,
+        BlockKind::Elz => crate::elz::decode(payload, out)
+            .map_err(|e| Error::corrupt("entropy LZ block", Some(block), offset, e.0))?,
         BlockKind::End => {
             return Err(Error::corrupt(
                 "block",

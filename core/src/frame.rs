@@ -140,6 +140,8 @@ pub enum BlockKind {
     Rle = 1,
     /// A fast LZ payload (§4).
     Lz = 2,
+    /// An entropy LZ payload (§6).
+    Elz = 3,
     /// Not a block: the end marker, followed by the index and the footer.
     End = 0xFF,
 }
@@ -150,6 +152,7 @@ impl BlockKind {
             BlockKind::Raw => "raw",
             BlockKind::Rle => "rle",
             BlockKind::Lz => "lz",
+            BlockKind::Elz => "elz",
             BlockKind::End => "end",
         }
     }
@@ -189,6 +192,7 @@ impl BlockHeader {
             0 => BlockKind::Raw,
             1 => BlockKind::Rle,
             2 => BlockKind::Lz,
+            3 => BlockKind::Elz,
             0xFF => BlockKind::End,
             k => return bad(format!("unknown block type {k}")),
         };

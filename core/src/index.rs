@@ -169,8 +169,8 @@ pub struct FrameSummary {
     pub level: u8,
     pub block_size: usize,
     pub blocks: u64,
-    /// Blocks stored as raw, RLE and LZ, in that order.
-    pub kinds: [u64; 3],
+    /// Blocks stored as raw, RLE, LZ and entropy LZ, in that order (indexed by block type).
+    pub kinds: [u64; 4],
     pub compressed_size: u64,
     pub content_size: u64,
 }

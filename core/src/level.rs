@@ -1,6 +1,7 @@
 //! The speed/ratio ladder: named levels, their numeric spellings (`-1`..`-19`), and the match
 //! finder settings each one uses.
 
+use crate::elz::dfast;
 use crate::lz::{Finder, Params};
 
 /// A compression level. The level that wrote a frame is recorded in its header for `glyd -l`;
@@ -11,6 +12,8 @@ pub enum Level {
     Fast,
     /// Best ratio that still decodes at least as fast as LZ4: hash chains with a lazy step.
     Lz,
+    /// The zstd -3 slot: double-fast parse, Huffman literals, tANS sequence codes.
+    Max,
 }
 
 impl Level {
@@ -18,14 +21,15 @@ impl Level {
     pub const DEFAULT: Level = Level::Lz;
 
     /// Every level, fastest first.
-    pub const ALL: [Level; 2] = [Level::Fast, Level::Lz];
+    pub const ALL: [Level; 3] = [Level::Fast, Level::Lz, Level::Max];
 
-    /// Maps a numeric level (`-1`..`-19`) onto the ladder. Until the entropy levels land, `-1`
-    /// is `--fast` and every level from `-2` up is `--lz`.
+    /// Maps a numeric level (`-1`..`-19`) onto the ladder: `-1` is `--fast`, `-2` is `--lz`,
+    /// `-3` and up are `--max`.
     pub fn from_number(n: u32) -> Option<Level> {
         match n {
             1 => Some(Level::Fast),
-            2..=19 => Some(Level::Lz),
+            2 => Some(Level::Lz),
+            3..=19 => Some(Level::Max),
             _ => None,
         }
     }
@@ -35,6 +39,7 @@ impl Level {
         match s {
             "fast" => Some(Level::Fast),
             "lz" => Some(Level::Lz),
+            "max" => Some(Level::Max),
             n => n.parse().ok().and_then(Level::from_number),
         }
     }
@@ -44,6 +49,7 @@ impl Level {
         match self {
             Level::Fast => 1,
             Level::Lz => 2,
+            Level::Max => 3,
         }
     }
 
@@ -52,31 +58,53 @@ impl Level {
         match self {
             Level::Fast => "fast",
             Level::Lz => "lz",
+            Level::Max => "max",
         }
     }
 
     /// Default block size (bytes of input per independent block).
     pub fn default_block_size(self) -> usize {
-        1 << 20
+        match self {
+            Level::Fast | Level::Lz => 1 << 20,
+            // Entropy levels: the block is the match window, and 8 MiB still leaves a 64 MB
+            // input eight blocks to decode in parallel.
+            Level::Max => 8 << 20,
+        }
     }
 
-    pub(crate) fn lz_params(self) -> Params {
+    /// The block method and match finder settings this level uses.
+    pub fn method(self) -> Method {
         match self {
-            Level::Fast => Params {
+            Level::Fast => Method::Lz(Params {
                 finder: Finder::Greedy {
                     hash_log: 12,
                     skip_shift: 6,
                 },
-            },
-            Level::Lz => Params {
+            }),
+            Level::Lz => Method::Lz(Params {
                 finder: Finder::Chain {
                     hash_log: 16,
                     depth: 24,
                     lazy: true,
                 },
-            },
+            }),
+            Level::Max => Method::Elz(dfast::Params {
+                long_log: 17,
+                short_log: 16,
+                short_len: 6,
+                search_shift: 8,
+                lazy_below: 32,
+            }),
         }
     }
+}
+
+/// How a level codes a block.
+pub enum Method {
+    /// Fast LZ (block type 2).
+    Lz(Params),
+    /// Entropy LZ (block type 3) with the double-fast parser.
+    Elz(dfast::Params),
 }
 
 impl Default for Level {

@@ -13,8 +13,11 @@
 
 mod block;
 mod checksum;
+mod copy;
 mod decode;
+pub mod elz;
 mod encode;
+pub mod entropy;
 mod error;
 pub mod frame;
 mod index;
@@ -22,13 +25,14 @@ mod level;
 pub mod lz;
 mod parallel;
 mod varint;
+mod window;
 
 pub use checksum::checksum;
 pub use decode::{decompress, decompress_into, decompress_with, decompressed_size, Decoder};
 pub use encode::Encoder;
 pub use error::{Error, Result};
 pub use index::{summarize, BlockEntry, BlockIndex, FrameSummary};
-pub use level::{level_label, Level};
+pub use level::{level_label, Level, Method};
 pub use parallel::resolve_threads;
 
 /// How to compress.

@@ -9,6 +9,11 @@ use glyd_core::{compress, decompress_with, summarize, BlockIndex, Decoder, Error
 
 /// A frame with LZ, raw and RLE blocks: 1 KiB blocks of text, noise, zeros and text.
 fn sample_frame() -> (Vec<u8>, Vec<u8>) {
+    sample_frame_at(Level::Lz)
+}
+
+/// The same input at `level`.
+fn sample_frame_at(level: Level) -> (Vec<u8>, Vec<u8>) {
     let mut data = Vec::new();
     for i in 0..40 {
         data.extend_from_slice(format!("line {i}: GET /index.html 200\n").as_bytes());
@@ -21,7 +26,7 @@ fn sample_frame() -> (Vec<u8>, Vec<u8>) {
     }));
     data.extend(std::iter::repeat_n(0u8, 1024));
     data.extend_from_within(..700);
-    let frame = compress(&data, &Options::new(Level::Lz).with_block_size(1024)).unwrap();
+    let frame = compress(&data, &Options::new(level).with_block_size(1024)).unwrap();
     (data, frame)
 }
 
@@ -66,11 +71,34 @@ fn sample_frame_has_every_block_kind() {
 }
 
 #[test]
+fn entropy_level_frame_has_entropy_blocks() {
+    let (data, frame) = sample_frame_at(Level::Max);
+    assert_eq!(decompress_with(&frame, 1).unwrap(), data);
+    let index = BlockIndex::read(&mut Cursor::new(&frame)).unwrap();
+    let kinds: Vec<BlockKind> = index.blocks.iter().map(|b| b.header.kind).collect();
+    assert_eq!(
+        kinds,
+        [
+            BlockKind::Elz,
+            BlockKind::Raw,
+            BlockKind::Rle,
+            BlockKind::Elz
+        ]
+    );
+}
+
+#[test]
 fn every_single_byte_flip_is_detected() {
-    let (_, frame) = sample_frame();
+    for level in [Level::Lz, Level::Max] {
+        let (_, frame) = sample_frame_at(level);
+        every_flip_detected(&frame);
+    }
+}
+
+fn every_flip_detected(frame: &[u8]) {
     for pos in 0..frame.len() {
         for flip in [0x01u8, 0x80, 0xff] {
-            let mut bad = frame.clone();
+            let mut bad = frame.to_vec();
             bad[pos] ^= flip;
             assert!(
                 all_decoders_fail(&bad),
@@ -82,7 +110,13 @@ fn every_single_byte_flip_is_detected() {
 
 #[test]
 fn every_truncation_is_detected() {
-    let (_, frame) = sample_frame();
+    for level in [Level::Lz, Level::Max] {
+        let (_, frame) = sample_frame_at(level);
+        every_truncation_detected(&frame);
+    }
+}
+
+fn every_truncation_detected(frame: &[u8]) {
     for len in 0..frame.len() {
         assert!(
             everything_fails(&frame[..len]),

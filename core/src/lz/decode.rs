@@ -1,9 +1,10 @@
-//! LZ block decoding. [`decode`] is the fast path: wide copies that may write up to 16 bytes
+//! LZ block decoding. [`decode`] is the fast path: wide copies ([`crate::copy`]) that may write up to 16 bytes
 //! past the current sequence (never past the output slice), with bounds checked once per
 //! sequence rather than per byte. [`decode_reference`] is the plain byte-by-byte definition of
 //! the format; tests and the fuzz target hold the two to the same output on every input.
 
 use super::{MIN_MATCH, NIBBLE_ESCAPE};
+use crate::copy as wide;
 use crate::varint;
 
 /// Why an LZ payload could not be decoded.
@@ -199,77 +200,11 @@ fn exact_sequences(s: &Streams<'_>, out: &mut [u8], c: &mut Cursor) -> Result<()
         if ml > out.len() - c.op {
             return Err(LzError("match writes past the block's decoded size"));
         }
-        for d in c.op..c.op + ml {
-            out[d] = out[d - off];
-        }
+        wide::copy_match_exact(out, c.op, off, ml);
         c.op += ml;
         c.seq += 1;
     }
     Ok(())
-}
-
-/// FAST PATH: the only unsafe code in the LZ decoder. Copies move whole 16-byte chunks and may
-/// write up to `MARGIN` bytes past the bytes they are asked for; callers guarantee that room.
-mod wide {
-    use std::ptr;
-
-    /// Bytes that a copy may read or write beyond its length.
-    pub const MARGIN: usize = 32;
-
-    #[inline(always)]
-    unsafe fn copy16(src: *const u8, dst: *mut u8) {
-        ptr::copy_nonoverlapping(src, dst, 16);
-    }
-
-    /// Copies `len` literal bytes from `src` to `dst` (distinct buffers).
-    ///
-    /// # Safety
-    /// `src[.. len + MARGIN]` must be readable and `dst[.. len + MARGIN]` writable.
-    #[inline(always)]
-    pub unsafe fn copy_literals(src: *const u8, dst: *mut u8, len: usize) {
-        copy16(src, dst);
-        let mut k = 16;
-        while k < len {
-            copy16(src.add(k), dst.add(k));
-            k += 16;
-        }
-    }
-
-    /// Copies `len` bytes from `off` bytes back to `dst`, with LZ overlap semantics.
-    ///
-    /// # Safety
-    /// `dst[.. len + MARGIN]` must be writable, and the `off >= 1` bytes before `dst` must be
-    /// initialised bytes of the same buffer.
-    #[inline(always)]
-    pub unsafe fn copy_match(dst: *mut u8, off: usize, len: usize) {
-        let mut src = dst.sub(off) as *const u8;
-        if off >= 16 {
-            // Each chunk's source ends at least 16 bytes before its destination starts... or
-            // at the destination's start, so chunks never overlap, and later chunks read only
-            // bytes earlier chunks have finished writing.
-            copy16(src, dst);
-            copy16(src.add(16), dst.add(16));
-            let mut k = 32;
-            while k < len {
-                copy16(src.add(k), dst.add(k));
-                k += 16;
-            }
-            return;
-        }
-        // Period `off` < 16: the pattern also has period `dist = off * ceil(16 / off)` (16..=30).
-        // Write the first `dist` bytes one at a time, then chunks from `dist` back.
-        let dist = off * 16usize.div_ceil(off);
-        let head = len.min(dist);
-        for k in 0..head {
-            *dst.add(k) = *src.add(k);
-        }
-        src = dst.sub(dist);
-        let mut k = head;
-        while k < len {
-            copy16(src.add(k), dst.add(k));
-            k += 16;
-        }
-    }
 }
 
 /// The format's definition, byte by byte: the slow, obviously correct decoder.

@@ -3,6 +3,7 @@
 
 use super::{MAX_OFFSET, MIN_MATCH, NIBBLE_ESCAPE};
 use crate::varint;
+use crate::window::{common_len, read_u32, read_u64};
 
 /// Match finder settings of one level.
 #[derive(Copy, Clone, Debug)]
@@ -65,38 +66,10 @@ pub fn compress(src: &[u8], params: &Params, scratch: &mut Scratch, out: &mut Ve
     scratch.seqs.finish(&src[anchor..], out);
 }
 
-#[inline(always)]
-fn read_u64(src: &[u8], i: usize) -> u64 {
-    u64::from_le_bytes(src[i..i + 8].try_into().unwrap())
-}
-
-#[inline(always)]
-fn read_u32(src: &[u8], i: usize) -> u32 {
-    u32::from_le_bytes(src[i..i + 4].try_into().unwrap())
-}
-
 /// Hash of the low 5 bytes of `v` into `hash_log` bits.
 #[inline(always)]
 fn hash5(v: u64, hash_log: u32) -> usize {
     ((v << 24).wrapping_mul(889_523_592_379) >> (64 - hash_log)) as usize
-}
-
-/// Length of the common prefix of `src[a..]` and `src[b..]`, `a < b`.
-#[inline(always)]
-fn common_len(src: &[u8], a: usize, b: usize) -> usize {
-    let n = src.len();
-    let mut len = 0;
-    while b + len + 8 <= n {
-        let x = read_u64(src, a + len) ^ read_u64(src, b + len);
-        if x != 0 {
-            return len + (x.trailing_zeros() / 8) as usize;
-        }
-        len += 8;
-    }
-    while b + len < n && src[a + len] == src[b + len] {
-        len += 1;
-    }
-    len
 }
 
 /// Greedy parse with one probe per position. Returns where the trailing literals start.

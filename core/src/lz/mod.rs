@@ -25,15 +25,15 @@ thread_local! {
     static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::new(Scratch::new());
 }
 
-/// Compresses `src` as one LZ payload at `level`, appended to `out`, with this thread's
+/// Compresses `src` as one LZ payload with `params`, appended to `out`, with this thread's
 /// reusable scratch memory.
-pub fn compress_into(src: &[u8], level: crate::Level, out: &mut Vec<u8>) {
-    SCRATCH.with(|s| compress(src, &level.lz_params(), &mut s.borrow_mut(), out));
+pub fn compress_into(src: &[u8], params: &Params, out: &mut Vec<u8>) {
+    SCRATCH.with(|s| compress(src, params, &mut s.borrow_mut(), out));
 }
 
-/// Compresses `src` as one LZ payload at `level`.
-pub fn compress_block(src: &[u8], level: crate::Level) -> Vec<u8> {
+/// Compresses `src` as one LZ payload with `params`.
+pub fn compress_block(src: &[u8], params: &Params) -> Vec<u8> {
     let mut out = Vec::with_capacity(src.len() / 2);
-    compress_into(src, level, &mut out);
+    compress_into(src, params, &mut out);
     out
 }

@@ -1,0 +1,71 @@
+//! FAST PATH: the wide copies both LZ decoders run, and the only unsafe code in them. Copies
+//! move whole 16-byte chunks and may write up to [`MARGIN`] bytes past the bytes they are asked
+//! for; callers check once per sequence that the room is there.
+use std::ptr;
+
+/// Bytes that a copy may read or write beyond its length.
+pub const MARGIN: usize = 32;
+
+#[inline(always)]
+unsafe fn copy16(src: *const u8, dst: *mut u8) {
+    ptr::copy_nonoverlapping(src, dst, 16);
+}
+
+/// Copies `len` literal bytes from `src` to `dst` (distinct buffers).
+///
+/// # Safety
+/// `src[.. len + MARGIN]` must be readable and `dst[.. len + MARGIN]` writable.
+#[inline(always)]
+pub unsafe fn copy_literals(src: *const u8, dst: *mut u8, len: usize) {
+    copy16(src, dst);
+    let mut k = 16;
+    while k < len {
+        copy16(src.add(k), dst.add(k));
+        k += 16;
+    }
+}
+
+/// Copies `len` bytes from `off` bytes back to `dst`, with LZ overlap semantics.
+///
+/// # Safety
+/// `dst[.. len + MARGIN]` must be writable, and the `off >= 1` bytes before `dst` must be
+/// initialised bytes of the same buffer.
+#[inline(always)]
+pub unsafe fn copy_match(dst: *mut u8, off: usize, len: usize) {
+    let mut src = dst.sub(off) as *const u8;
+    if off >= 16 {
+        // Each chunk's source ends at least 16 bytes before its destination starts... or
+        // at the destination's start, so chunks never overlap, and later chunks read only
+        // bytes earlier chunks have finished writing.
+        copy16(src, dst);
+        copy16(src.add(16), dst.add(16));
+        let mut k = 32;
+        while k < len {
+            copy16(src.add(k), dst.add(k));
+            k += 16;
+        }
+        return;
+    }
+    // Period `off` < 16: the pattern also has period `dist = off * ceil(16 / off)` (16..=30).
+    // Write the first `dist` bytes one at a time, then chunks from `dist` back.
+    let dist = off * 16usize.div_ceil(off);
+    let head = len.min(dist);
+    for k in 0..head {
+        *dst.add(k) = *src.add(k);
+    }
+    src = dst.sub(dist);
+    let mut k = head;
+    while k < len {
+        copy16(src.add(k), dst.add(k));
+        k += 16;
+    }
+}
+
+/// Copies `len` bytes from `off` bytes before `out[op]` to `out[op..]`, one at a time (the exact
+/// path for the last sequences of a block; `1 <= off <= op`, `op + len <= out.len()`).
+#[inline]
+pub fn copy_match_exact(out: &mut [u8], op: usize, off: usize, len: usize) {
+    for d in op..op + len {
+        out[d] = out[d - off];
+    }
+}

@@ -1,0 +1,245 @@
+//! Decoding an entropy LZ payload in three passes: literals into a buffer, the three code
+//! streams into arrays, then one pass that reads the extra bits, resolves repeat offsets and
+//! copies ([`crate::copy`]'s wide copies where the output has room, exact copies near its end).
+
+use std::cell::RefCell;
+
+use super::encode::{CODES_RLE, CODES_TANS, LIT_HUFFMAN, LIT_RAW, LIT_RLE};
+use super::{Reps, LL_CODE, MIN_MATCH, ML_CODE, OF_ALPHABET};
+use crate::copy as wide;
+use crate::entropy::bits::BitReader;
+use crate::entropy::{fse, huffman, EntropyError};
+use crate::lz::LzError;
+use crate::varint;
+
+/// Per-thread decoder memory, reused between blocks.
+#[derive(Default)]
+struct Scratch {
+    literals: Vec<u8>,
+    codes: [Vec<u8>; 3],
+    /// Resolved sequences: literal length, match length, offset.
+    seqs: Vec<[u32; 3]>,
+}
+
+thread_local! {
+    static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
+}
+
+/// Length code tables, (base, extra bits) by code, in fixed arrays: a code masked to the
+/// array size indexes them without a bounds check (codes were range-checked at table read).
+struct Tables {
+    ll: [(u32, u32); 128],
+    ml: [(u32, u32); 128],
+}
+
+fn tables() -> &'static Tables {
+    static T: std::sync::OnceLock<Tables> = std::sync::OnceLock::new();
+    T.get_or_init(|| {
+        let mut t = Tables {
+            ll: [(0, 0); 128],
+            ml: [(0, 0); 128],
+        };
+        for (c, e) in LL_CODE.table().into_iter().enumerate() {
+            t.ll[c] = e;
+        }
+        for (c, e) in ML_CODE.table().into_iter().enumerate() {
+            t.ml[c] = e;
+        }
+        t
+    })
+}
+
+fn err(e: EntropyError) -> LzError {
+    LzError(e.0)
+}
+
+/// A little reader over the payload's byte-aligned fields.
+struct Fields<'a> {
+    src: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Fields<'a> {
+    fn varint(&mut self, what: &'static str) -> Result<usize, LzError> {
+        varint::get(self.src, &mut self.pos)
+            .and_then(|v| usize::try_from(v).ok())
+            .ok_or(LzError(what))
+    }
+
+    fn byte(&mut self, what: &'static str) -> Result<u8, LzError> {
+        let b = *self.src.get(self.pos).ok_or(LzError(what))?;
+        self.pos += 1;
+        Ok(b)
+    }
+
+    fn bytes(&mut self, n: usize, what: &'static str) -> Result<&'a [u8], LzError> {
+        let b = self
+            .src
+            .get(self.pos..self.pos.saturating_add(n))
+            .ok_or(LzError(what))?;
+        self.pos += n;
+        Ok(b)
+    }
+}
+
+/// Decodes `payload` into `out`, whose length is the block's decoded size.
+pub fn decode(payload: &[u8], out: &mut [u8]) -> Result<(), LzError> {
+    SCRATCH.with(|s| decode_with(payload, out, &mut s.borrow_mut()))
+}
+
+fn decode_with(payload: &[u8], out: &mut [u8], s: &mut Scratch) -> Result<(), LzError> {
+    let mut f = Fields {
+        src: payload,
+        pos: 0,
+    };
+    let lit_count = f.varint("literal count is not a valid varint")?;
+    if lit_count > out.len() {
+        return Err(LzError("more literals than the block's decoded size"));
+    }
+    // Literals get a zeroed margin so wide copies may read past the last one.
+    s.literals.clear();
+    s.literals.resize(lit_count + wide::MARGIN, 0);
+    let lits = &mut s.literals[..lit_count];
+    match f.byte("literal section is truncated")? {
+        LIT_RAW => lits.copy_from_slice(f.bytes(lit_count, "raw literals are truncated")?),
+        LIT_RLE => lits.fill(f.byte("RLE literal is missing")?),
+        LIT_HUFFMAN => {
+            let lens = huffman::read_table(f.src, &mut f.pos).map_err(err)?;
+            let size = f.varint("Huffman section size is not a valid varint")?;
+            let section = f.bytes(size, "Huffman section is truncated")?;
+            huffman::decode(section, &lens, lits).map_err(err)?;
+        }
+        _ => return Err(LzError("unknown literal section mode")),
+    }
+    let count = f.varint("sequence count is not a valid varint")?;
+    if count > out.len() / MIN_MATCH {
+        return Err(LzError(
+            "more sequences than the block's decoded size allows",
+        ));
+    }
+    let alphabets = [LL_CODE.alphabet(), ML_CODE.alphabet(), OF_ALPHABET];
+    let mut extra: &[u8] = &[];
+    if count > 0 {
+        for (k, codes) in s.codes.iter_mut().enumerate() {
+            codes.clear();
+            codes.resize(count, 0);
+            match f.byte("code stream mode is missing")? {
+                CODES_TANS => {
+                    let counts = fse::read_counts(f.src, &mut f.pos, alphabets[k]).map_err(err)?;
+                    let size = f.varint("code stream size is not a valid varint")?;
+                    let stream = f.bytes(size, "code stream is truncated")?;
+                    fse::Decoder::new(&counts)
+                        .decode(stream, codes)
+                        .map_err(err)?;
+                }
+                CODES_RLE => {
+                    let c = f.byte("RLE code is missing")?;
+                    if c as usize >= alphabets[k] {
+                        return Err(LzError("RLE code outside its alphabet"));
+                    }
+                    codes.fill(c);
+                }
+                _ => return Err(LzError("unknown code stream mode")),
+            }
+        }
+        let size = f.varint("extra bits size is not a valid varint")?;
+        extra = f.bytes(size, "extra bits stream is truncated")?;
+    }
+    if f.pos != payload.len() {
+        return Err(LzError("payload has bytes after its last section"));
+    }
+    let [llc, mlc, ofc] = &s.codes;
+    s.seqs.clear();
+    s.seqs.resize(count, [0; 3]);
+    resolve(
+        &llc[..count],
+        &mlc[..count],
+        &ofc[..count],
+        extra,
+        &mut s.seqs,
+    )?;
+    execute(&s.literals, lit_count, &s.seqs, out)
+}
+
+/// Second pass: codes plus extra bits to (literal length, match length, offset), repeat offsets
+/// resolved.
+fn resolve(
+    llc: &[u8],
+    mlc: &[u8],
+    ofc: &[u8],
+    extra: &[u8],
+    seqs: &mut [[u32; 3]],
+) -> Result<(), LzError> {
+    let t = tables();
+    let mut bits = BitReader::new(extra);
+    let mut reps = Reps::default();
+    for (q, ((&lc, &mc), &oc)) in seqs.iter_mut().zip(llc.iter().zip(mlc).zip(ofc)) {
+        let (lbase, lbits) = t.ll[lc as usize & 127];
+        let (mbase, mbits) = t.ml[mc as usize & 127];
+        let ob = u32::from(oc) & 31;
+        // Two lengths take at most 52 bits; the offset's extra bits may need a second refill.
+        bits.refill();
+        let ll = lbase + bits.get(lbits) as u32;
+        let ml = mbase + bits.get(mbits) as u32 + MIN_MATCH as u32;
+        if bits.available() < ob {
+            bits.refill();
+        }
+        let ov = (1u32 << ob) + bits.get(ob) as u32;
+        let off = if ov > 3 {
+            // The common case, kept out of the repeat-offset logic.
+            let off = ov - 3;
+            reps.0 = [off, reps.0[0], reps.0[1]];
+            off
+        } else {
+            reps.decode(ov, ll)
+                .ok_or(LzError("repeat offset resolves to zero"))?
+        };
+        *q = [ll, ml, off];
+    }
+    bits.finish().map_err(LzError)
+}
+
+/// The copy pass. `literals` holds `lit_count` literals plus the wide-copy margin.
+fn execute(
+    literals: &[u8],
+    lit_count: usize,
+    seqs: &[[u32; 3]],
+    out: &mut [u8],
+) -> Result<(), LzError> {
+    let out_len = out.len();
+    let (mut op, mut lp) = (0usize, 0usize);
+    for &[ll, ml, off] in seqs {
+        let (ll, ml, off) = (ll as usize, ml as usize, off as usize);
+        if ll > lit_count - lp {
+            return Err(LzError("literal run reads past the literals"));
+        }
+        if ll + ml > out_len - op {
+            return Err(LzError("sequence writes past the block's decoded size"));
+        }
+        if off > op + ll {
+            return Err(LzError(
+                "match offset reaches before the start of the block",
+            ));
+        }
+        if ll + ml + wide::MARGIN <= out_len - op {
+            // SAFETY: the literals carry a MARGIN-byte tail and `ll <= lit_count - lp`; the
+            // output has `ll + ml + MARGIN` bytes from `op`; `1 <= off <= op + ll`.
+            unsafe {
+                wide::copy_literals(literals.as_ptr().add(lp), out.as_mut_ptr().add(op), ll);
+                wide::copy_match(out.as_mut_ptr().add(op + ll), off, ml);
+            }
+        } else {
+            out[op..op + ll].copy_from_slice(&literals[lp..lp + ll]);
+            wide::copy_match_exact(out, op + ll, off, ml);
+        }
+        op += ll + ml;
+        lp += ll;
+    }
+    if lit_count - lp != out_len - op {
+        return Err(LzError(
+            "trailing literals do not fill the block's decoded size",
+        ));
+    }
+    out[op..].copy_from_slice(&literals[lp..lit_count]);
+    Ok(())
+}

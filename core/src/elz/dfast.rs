@@ -1,0 +1,191 @@
+//! The `--max` parser: a double-fast match finder. Two hash tables, one keyed by 8 bytes (long
+//! matches, checked first) and one by the first `short_len` bytes; the most recent offset is
+//! probed at the next byte before either; one lazy step tries the next position when the match
+//! found is short; after each match, a match at the second repeat offset is taken at once.
+
+use super::{Reps, Seq, MIN_MATCH};
+use crate::window::{common_len, read_u32, read_u64};
+
+/// Settings of the parser.
+#[derive(Copy, Clone, Debug)]
+pub struct Params {
+    pub long_log: u32,
+    pub short_log: u32,
+    /// Bytes hashed for the short table (4..=6); also the shortest match it takes.
+    pub short_len: usize,
+    /// Misses before the step grows: the step is `1 + (distance from last match >> this)`.
+    pub search_shift: u32,
+    /// Try one position further when the match found is shorter than this (0: never).
+    pub lazy_below: usize,
+}
+
+/// A parse: sequences and the literals they reference, including the block's trailing ones.
+#[derive(Default)]
+pub struct Parse {
+    pub seqs: Vec<Seq>,
+    pub literals: Vec<u8>,
+}
+
+impl Parse {
+    pub fn clear(&mut self) {
+        self.seqs.clear();
+        self.literals.clear();
+    }
+
+    /// Adds `src[anchor..start]` as literals and a match of `len` at `off`.
+    #[inline(always)]
+    pub(crate) fn push(
+        &mut self,
+        src: &[u8],
+        anchor: usize,
+        start: usize,
+        off: usize,
+        len: usize,
+        reps: &mut Reps,
+    ) {
+        let ll = (start - anchor) as u32;
+        self.literals.extend_from_slice(&src[anchor..start]);
+        let ov = reps.encode(off as u32, ll);
+        self.seqs.push(Seq {
+            ll,
+            ml: len as u32,
+            ov,
+        });
+    }
+}
+
+/// Reusable hash tables.
+#[derive(Default)]
+pub struct Tables {
+    long: Vec<u32>,
+    short: Vec<u32>,
+}
+
+#[inline(always)]
+fn hash(v: u64, bytes: usize, log: u32) -> usize {
+    const PRIME: u64 = 0x9E37_79B1_85EB_CA87;
+    ((v << (64 - 8 * bytes)).wrapping_mul(PRIME) >> (64 - log)) as usize
+}
+
+/// Positions this close to the end are not searched (8-byte reads stay in bounds).
+const TAIL: usize = 8;
+
+/// Parses `src` (one block) into `out`.
+pub fn parse(src: &[u8], p: &Params, t: &mut Tables, out: &mut Parse) {
+    out.clear();
+    let n = src.len();
+    if n < 16 {
+        out.literals.extend_from_slice(src);
+        return;
+    }
+    t.long.clear();
+    t.long.resize(1 << p.long_log, 0);
+    t.short.clear();
+    t.short.resize(1 << p.short_log, 0);
+    let (long, short) = (&mut t.long[..], &mut t.short[..]);
+    let limit = n - TAIL;
+    let mut reps = Reps::default();
+    let mut anchor = 0;
+    let mut ip = 1;
+    // Table entries hold positions; 0 doubles as "empty", which only costs matches at byte 0.
+    while ip < limit {
+        let v = read_u64(src, ip);
+        let hl = hash(v, 8, p.long_log);
+        let hs = hash(v, p.short_len, p.short_log);
+        let cl = long[hl] as usize;
+        let cs = short[hs] as usize;
+        long[hl] = ip as u32;
+        short[hs] = ip as u32;
+        let r0 = reps.0[0] as usize;
+        // Repeat offset at the next byte.
+        if r0 <= ip && ip + 1 < limit && read_u32(src, ip + 1) == read_u32(src, ip + 1 - r0) {
+            let len = 4 + common_len(src, ip + 1 - r0 + 4, ip + 5);
+            let start = ip + 1;
+            out.push(src, anchor, start, r0, len, &mut reps);
+            ip = start + len;
+            anchor = ip;
+        } else {
+            let Some((mut start, mut off, mut len)) = best_at(src, ip, cl, cs, p, long) else {
+                ip += 1 + ((ip - anchor) >> p.search_shift);
+                continue;
+            };
+            if len < p.lazy_below && ip + 1 < limit {
+                let v1 = read_u64(src, ip + 1);
+                let cl1 = long[hash(v1, 8, p.long_log)] as usize;
+                let cs1 = short[hash(v1, p.short_len, p.short_log)] as usize;
+                short[hash(v1, p.short_len, p.short_log)] = (ip + 1) as u32;
+                if let Some((s1, o1, l1)) = best_at(src, ip + 1, cl1, cs1, p, long) {
+                    if l1 > len {
+                        (start, off, len) = (s1, o1, l1);
+                    }
+                }
+            }
+            // Extend backwards over literals.
+            while start > anchor && start > off && src[start - 1] == src[start - 1 - off] {
+                start -= 1;
+                len += 1;
+            }
+            out.push(src, anchor, start, off, len, &mut reps);
+            ip = start + len;
+            anchor = ip;
+        }
+        if ip >= limit {
+            break;
+        }
+        // Index two positions inside the match for later searches.
+        for q in [ip - 2, ip - 1] {
+            let w = read_u64(src, q);
+            long[hash(w, 8, p.long_log)] = q as u32;
+            short[hash(w, p.short_len, p.short_log)] = q as u32;
+        }
+        // Matches at the second repeat offset right away (swapping it to the front).
+        while ip < limit {
+            let r1 = reps.0[1] as usize;
+            if r1 > ip || read_u32(src, ip) != read_u32(src, ip - r1) {
+                break;
+            }
+            let len = 4 + common_len(src, ip - r1 + 4, ip + 4);
+            out.push(src, anchor, ip, r1, len, &mut reps);
+            ip += len;
+            anchor = ip;
+        }
+    }
+    out.literals.extend_from_slice(&src[anchor..]);
+}
+
+/// The better of the long and short candidates at `ip`: (start, offset, length). A short hit
+/// also looks for a long match at `ip + 1`, which usually wins.
+#[inline(always)]
+fn best_at(
+    src: &[u8],
+    ip: usize,
+    cl: usize,
+    cs: usize,
+    p: &Params,
+    long: &mut [u32],
+) -> Option<(usize, usize, usize)> {
+    if cl > 0 && cl < ip && read_u64(src, cl) == read_u64(src, ip) {
+        let len = 8 + common_len(src, cl + 8, ip + 8);
+        return Some((ip, ip - cl, len));
+    }
+    if cs > 0 && cs < ip && read_u32(src, cs) == read_u32(src, ip) {
+        let len = 4 + common_len(src, cs + 4, ip + 4);
+        if len < p.short_len.max(MIN_MATCH) {
+            return None;
+        }
+        let next = ip + 1;
+        if next + 8 <= src.len() {
+            let h = hash(read_u64(src, next), 8, p.long_log);
+            let c = long[h] as usize;
+            long[h] = next as u32;
+            if c > 0 && c < next && read_u64(src, c) == read_u64(src, next) {
+                let l2 = 8 + common_len(src, c + 8, next + 8);
+                if l2 > len {
+                    return Some((next, next - c, l2));
+                }
+            }
+        }
+        return Some((ip, ip - cs, len));
+    }
+    None
+}

@@ -1,0 +1,216 @@
+//! The entropy LZ block format (block type 3), behind `--max` and `--ultra`: LZ77 sequences
+//! with repeat offsets, literals coded with Huffman, and the sequences' literal-length,
+//! match-length and offset *codes* coded with tANS, their low bits in a raw stream.
+//! `docs/FORMAT.md` §6 is the full specification.
+//!
+//! A parser ([`dfast`] for `--max`) turns a block into
+//! [`Seq`]uences and literals; [`encode`] writes them; [`decode`] reads them back in three
+//! passes: literals into a buffer, the three code streams into arrays, then one pass that adds
+//! the extra bits, resolves repeat offsets and copies.
+
+mod decode;
+pub mod dfast;
+mod encode;
+
+pub use decode::decode;
+pub use encode::{write_payload, PayloadScratch};
+
+use std::cell::RefCell;
+
+/// Each thread's encoder memory, kept between blocks.
+#[derive(Default)]
+struct Scratch {
+    tables: dfast::Tables,
+    parse: dfast::Parse,
+    payload: PayloadScratch,
+}
+
+thread_local! {
+    static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
+}
+
+/// Compresses `src` (one block) as an entropy LZ payload with `params`, appended to `out`.
+pub fn compress_into(src: &[u8], params: &dfast::Params, out: &mut Vec<u8>) {
+    SCRATCH.with(|s| {
+        let s = &mut *s.borrow_mut();
+        dfast::parse(src, params, &mut s.tables, &mut s.parse);
+        write_payload(&s.parse.literals, &s.parse.seqs, &mut s.payload, out);
+    });
+}
+
+/// Shortest match the format expresses; match-length values count from here.
+pub const MIN_MATCH: usize = 3;
+
+/// One sequence: `ll` literals, then `ml` bytes from the offset that `ov` names.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Seq {
+    pub ll: u32,
+    pub ml: u32,
+    /// Offset value: 1..=3 name a repeat offset ([`Reps`]), larger values are offset + 3.
+    pub ov: u32,
+}
+
+/// The three repeat offsets, with zstd's update rules, shared by parsers and the decoder so
+/// both sides stay in step.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Reps(pub [u32; 3]);
+
+impl Default for Reps {
+    fn default() -> Self {
+        Reps([1, 4, 8])
+    }
+}
+
+impl Reps {
+    /// The offset value for a match at `off` after `ll` literals; updates the state.
+    #[inline(always)]
+    pub fn encode(&mut self, off: u32, ll: u32) -> u32 {
+        let [r0, r1, r2] = self.0;
+        let k = if ll > 0 && off == r0 {
+            return 1;
+        } else if off == r1 {
+            1
+        } else if off == r2 {
+            2
+        } else if ll == 0 && off + 1 == r0 {
+            3
+        } else {
+            self.0 = [off, r0, r1];
+            return off + 3;
+        };
+        self.0 = match k {
+            1 => [r1, r0, r2],
+            2 => [r2, r0, r1],
+            _ => [off, r0, r1],
+        };
+        // With literals before it, value k + 1 means rep[k]; without, value k does.
+        k + u32::from(ll > 0)
+    }
+
+    /// The offset an offset value names after `ll` literals; updates the state. `None` for a
+    /// zero offset.
+    #[inline(always)]
+    pub fn decode(&mut self, ov: u32, ll: u32) -> Option<u32> {
+        let [r0, r1, r2] = self.0;
+        if ov > 3 {
+            let off = ov - 3;
+            self.0 = [off, r0, r1];
+            return Some(off);
+        }
+        let k = ov - u32::from(ll > 0);
+        let off = match k {
+            0 => return Some(r0),
+            1 => {
+                self.0 = [r1, r0, r2];
+                r1
+            }
+            2 => {
+                self.0 = [r2, r0, r1];
+                r2
+            }
+            _ => {
+                let off = r0.checked_sub(1).filter(|&o| o > 0)?;
+                self.0 = [off, r0, r1];
+                off
+            }
+        };
+        Some(off)
+    }
+}
+
+/// A length code scheme: values below 2^`direct_log` are their own code; above, two codes per
+/// power of two (the bit below the top one picks), with the rest as extra bits.
+#[derive(Copy, Clone)]
+pub(crate) struct LengthCode {
+    direct_log: u32,
+}
+
+/// Literal lengths: 16 direct codes. Match lengths (minus [`MIN_MATCH`]): 32.
+pub(crate) const LL_CODE: LengthCode = LengthCode { direct_log: 4 };
+pub(crate) const ML_CODE: LengthCode = LengthCode { direct_log: 5 };
+/// Largest value a length code can carry (a block holds at most 2^27 bytes).
+const MAX_VALUE_LOG: u32 = 28;
+/// Offset codes: the offset value's bit length minus one, for values below 2^28.
+pub(crate) const OF_ALPHABET: usize = MAX_VALUE_LOG as usize;
+
+impl LengthCode {
+    pub(crate) const fn alphabet(self) -> usize {
+        (1 << self.direct_log) + 2 * (MAX_VALUE_LOG - self.direct_log) as usize
+    }
+
+    /// (code, extra bit count, extra bits) of `v`.
+    #[inline(always)]
+    pub(crate) fn code(self, v: u32) -> (u8, u32, u32) {
+        let d = self.direct_log;
+        if v < 1 << d {
+            return (v as u8, 0, 0);
+        }
+        let h = 31 - v.leading_zeros();
+        let m = (v >> (h - 1)) & 1;
+        let code = (1 << d) + 2 * (h - d) + m;
+        (code as u8, h - 1, v & ((1 << (h - 1)) - 1))
+    }
+
+    /// (base, extra bit count) of each code, indexed by code.
+    pub(crate) fn table(self) -> Vec<(u32, u32)> {
+        (0..self.alphabet() as u32)
+            .map(|c| {
+                let d = self.direct_log;
+                if c < 1 << d {
+                    (c, 0)
+                } else {
+                    let h = (c - (1 << d)) / 2 + d;
+                    let m = (c - (1 << d)) % 2;
+                    ((2 + m) << (h - 1), h - 1)
+                }
+            })
+            .collect()
+    }
+}
+
+/// (code, extra bit count = code, extra bits) of an offset value (≥ 1).
+#[inline(always)]
+pub(crate) fn offset_code(ov: u32) -> (u8, u32, u32) {
+    let h = 31 - ov.leading_zeros();
+    (h as u8, h, ov & ((1 << h) - 1))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn length_codes_cover_every_value() {
+        for lc in [LL_CODE, ML_CODE] {
+            let t = lc.table();
+            for v in (0..5000).chain([1 << 20, (1 << 27) + 12345, (1 << 28) - 1]) {
+                let (c, n, x) = lc.code(v);
+                assert!((c as usize) < lc.alphabet());
+                assert_eq!(t[c as usize], (v - x, n), "value {v}");
+                assert!(x < 1 << n.max(1) || n == 0 && x == 0);
+            }
+        }
+    }
+
+    #[test]
+    fn repeat_offsets_agree_both_ways() {
+        let mut x = 7u64;
+        let (mut enc, mut dec) = (Reps::default(), Reps::default());
+        let mut recent = [1u32, 4, 8];
+        for i in 0..20_000 {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
+            let r = (x >> 33) as u32;
+            let ll = if r.is_multiple_of(3) { 0 } else { r % 7 };
+            let off = match r % 5 {
+                0..=2 => recent[(r as usize / 5) % 3]
+                    .saturating_sub((r / 15) % 2)
+                    .max(1),
+                _ => 1 + (r >> 8) % 100_000,
+            };
+            let ov = enc.encode(off, ll);
+            assert_eq!(dec.decode(ov, ll), Some(off), "step {i}");
+            assert_eq!(enc, dec);
+            recent = enc.0;
+        }
+    }
+}

@@ -1,0 +1,212 @@
+//! Forward bit streams, least significant bit first: the one bit layout that every glyd entropy
+//! coder writes and reads (`docs/FORMAT.md` §5.1).
+//!
+//! The reader keeps a 64-bit buffer refilled with one unaligned 8-byte load, so a decode loop
+//! can take up to 56 bits between refills. Reading past the end yields zero bits instead of
+//! failing; callers check [`BitReader::finish`] once at the end, which is how a corrupt length
+//! or table is caught without a check per symbol.
+
+/// Appends bits to a byte vector, least significant first.
+#[derive(Default)]
+pub struct BitWriter {
+    out: Vec<u8>,
+    acc: u64,
+    nbits: u32,
+}
+
+impl BitWriter {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// A writer that appends to `out`, reusing its memory.
+    pub fn with_vec(mut out: Vec<u8>) -> Self {
+        out.clear();
+        Self {
+            out,
+            acc: 0,
+            nbits: 0,
+        }
+    }
+
+    /// Appends the low `n` bits of `v` (`n` ≤ 32; bits of `v` above `n` must be zero).
+    #[inline(always)]
+    pub fn put(&mut self, v: u64, n: u32) {
+        debug_assert!(n <= 32 && (n == 32 || v >> n == 0));
+        self.acc |= v << self.nbits;
+        self.nbits += n;
+        if self.nbits >= 32 {
+            self.out.extend_from_slice(&(self.acc as u32).to_le_bytes());
+            self.acc >>= 32;
+            self.nbits -= 32;
+        }
+    }
+
+    /// Pads the last byte with zero bits and returns the bytes.
+    pub fn finish(mut self) -> Vec<u8> {
+        let bytes = self.nbits.div_ceil(8) as usize;
+        self.out.extend_from_slice(&self.acc.to_le_bytes()[..bytes]);
+        self.out
+    }
+}
+
+/// Reads a stream written by [`BitWriter`].
+#[derive(Clone, Copy)]
+pub struct BitReader<'a> {
+    data: &'a [u8],
+    /// Next byte to load.
+    pos: usize,
+    acc: u64,
+    /// Valid bits in `acc`.
+    nbits: u32,
+}
+
+impl<'a> BitReader<'a> {
+    pub fn new(data: &'a [u8]) -> Self {
+        let mut r = Self {
+            data,
+            pos: 0,
+            acc: 0,
+            nbits: 0,
+        };
+        r.refill();
+        r
+    }
+
+    /// Eight bytes from `pos`, zeros past the end of the data.
+    #[inline(always)]
+    fn load(&self) -> u64 {
+        match self.data.get(self.pos..self.pos + 8) {
+            Some(b) => u64::from_le_bytes(b.try_into().unwrap()),
+            None => self.load_tail(),
+        }
+    }
+
+    #[cold]
+    fn load_tail(&self) -> u64 {
+        let mut b = [0u8; 8];
+        if self.pos < self.data.len() {
+            let rest = &self.data[self.pos..];
+            b[..rest.len()].copy_from_slice(rest);
+        }
+        u64::from_le_bytes(b)
+    }
+
+    /// Tops the buffer up to at least 56 valid bits.
+    #[inline(always)]
+    pub fn refill(&mut self) {
+        // Bits above `nbits` are either zero or the stream's own next bits, so OR-ing the same
+        // bytes in again is harmless; whole bytes only are counted as taken.
+        self.acc |= self.load() << self.nbits;
+        let take = (63 - self.nbits) / 8;
+        self.pos += take as usize;
+        self.nbits += take * 8;
+    }
+
+    /// The next `n` bits without consuming them (`n` ≤ valid bits).
+    #[inline(always)]
+    pub fn peek(&self, n: u32) -> u64 {
+        self.acc & ((1u64 << n) - 1)
+    }
+
+    /// Drops `n` bits (`n` ≤ valid bits, as the caller's refill schedule guarantees).
+    #[inline(always)]
+    pub fn consume(&mut self, n: u32) {
+        debug_assert!(n <= self.nbits);
+        self.acc >>= n;
+        self.nbits -= n;
+    }
+
+    /// Reads `n` ≤ 56 bits; the caller has refilled since taking 56 − `n` bits or fewer.
+    #[inline(always)]
+    pub fn get(&mut self, n: u32) -> u64 {
+        let v = self.peek(n);
+        self.consume(n);
+        v
+    }
+
+    /// Valid bits in the buffer.
+    #[inline(always)]
+    pub fn available(&self) -> u32 {
+        self.nbits
+    }
+
+    /// Bits consumed so far.
+    pub fn consumed_bits(&self) -> u64 {
+        self.pos as u64 * 8 - u64::from(self.nbits)
+    }
+
+    /// Checks that the reader consumed the stream exactly: no bit past the end, no byte left
+    /// unread, and zero padding bits (the writer pads only the last byte, with zeros), so every
+    /// bit of a stream is checked.
+    pub fn finish(&self) -> Result<(), &'static str> {
+        self.finish_padded()?;
+        if self.consumed_bits().div_ceil(8) != self.data.len() as u64 {
+            return Err("bit stream has unread bytes");
+        }
+        Ok(())
+    }
+
+    /// Checks that the reader stayed within the stream and that the rest of the current byte is
+    /// zero padding; returns the bytes consumed.
+    pub fn finish_padded(&self) -> Result<usize, &'static str> {
+        let used = self.consumed_bits();
+        if used > self.data.len() as u64 * 8 {
+            return Err("bit stream read past its end");
+        }
+        let pad = ((8 - used % 8) % 8) as u32;
+        if self.acc & ((1u64 << pad) - 1) != 0 {
+            return Err("bit stream padding is not zero");
+        }
+        Ok(used.div_ceil(8) as usize)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trips_mixed_widths() {
+        let fields: Vec<(u64, u32)> = (0..5000u64)
+            .map(|i| {
+                let n = (i * 7 % 33) as u32;
+                let v = if n == 0 {
+                    0
+                } else {
+                    (i * 0x9E37_79B9) & ((1u64 << n) - 1)
+                };
+                (v, n)
+            })
+            .collect();
+        let mut w = BitWriter::new();
+        for &(v, n) in &fields {
+            w.put(v, n);
+        }
+        let bytes = w.finish();
+        let total: u64 = fields.iter().map(|f| u64::from(f.1)).sum();
+        assert_eq!(bytes.len() as u64, total.div_ceil(8));
+        let mut r = BitReader::new(&bytes);
+        for &(v, n) in &fields {
+            r.refill();
+            assert_eq!(r.get(n), v);
+        }
+        r.finish().unwrap();
+    }
+
+    #[test]
+    fn finish_catches_overrun_and_leftovers() {
+        let mut w = BitWriter::new();
+        w.put(5, 3);
+        let bytes = w.finish();
+        let mut r = BitReader::new(&bytes);
+        r.get(3);
+        r.finish().unwrap();
+        r.get(8);
+        assert!(r.finish().is_err());
+        let two = [1u8, 2];
+        let mut r = BitReader::new(&two);
+        r.get(3);
+        assert!(r.finish().is_err());
+    }
+}

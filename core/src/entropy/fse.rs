@@ -1,0 +1,394 @@
+//! tANS (finite state entropy) coding of small-alphabet symbol streams: the literal-length,
+//! match-length and offset codes of entropy LZ blocks (`docs/FORMAT.md` §5.3).
+//!
+//! A table of 2^`log` states is described by normalized counts that sum to 2^`log`. Symbols
+//! are coded in four interleaved lanes (position mod 4), each with its own state, so a decoder
+//! has four independent chains. The encoder runs backwards over the symbols and records
+//! each symbol's output bits; it then writes the two final states and the bits in decode order,
+//! so that the stream reads forwards like every other glyd bit stream.
+
+use super::bits::{BitReader, BitWriter};
+use super::EntropyError;
+
+/// Smallest and largest table log.
+pub const MIN_LOG: u32 = 5;
+pub const MAX_LOG: u32 = 11;
+/// Interleaved lanes.
+const LANES: usize = 4;
+
+/// A table's normalized counts: every present symbol has at least 1, and they sum to 2^log.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Counts {
+    pub log: u32,
+    pub counts: Vec<u32>,
+}
+
+/// Normalizes a histogram (at least two symbols present) to a table of about
+/// `log2(symbols)` − 2 bits, within [`MIN_LOG`]..=`max_log`.
+pub fn normalize(freq: &[u32], max_log: u32) -> Counts {
+    let total: u64 = freq.iter().map(|&f| u64::from(f)).sum();
+    let present = freq.iter().filter(|&&f| f > 0).count();
+    debug_assert!(present >= 2 && max_log <= MAX_LOG);
+    let want = (64 - total.leading_zeros()).saturating_sub(2);
+    let min_for_symbols = (usize::BITS - (present - 1).leading_zeros()) + 1;
+    let log = want
+        .clamp(MIN_LOG, max_log)
+        .max(min_for_symbols)
+        .min(MAX_LOG);
+    let size = 1u64 << log;
+    let mut counts: Vec<u32> = freq
+        .iter()
+        .map(|&f| {
+            if f == 0 {
+                0
+            } else {
+                ((u64::from(f) * size + total / 2) / total).max(1) as u32
+            }
+        })
+        .collect();
+    // Rounding leaves the sum a little off; take from or give to the symbols where it costs
+    // least, largest counts first.
+    let mut sum: i64 = counts.iter().map(|&c| i64::from(c)).sum();
+    let mut order: Vec<usize> = (0..counts.len()).filter(|&s| freq[s] > 0).collect();
+    order.sort_by_key(|&s| std::cmp::Reverse(counts[s]));
+    while sum != size as i64 {
+        let mut moved = false;
+        for &s in &order {
+            if sum > size as i64 && counts[s] > 1 {
+                counts[s] -= 1;
+                sum -= 1;
+                moved = true;
+            } else if sum < size as i64 {
+                counts[s] += 1;
+                sum += 1;
+                moved = true;
+            }
+            if sum == size as i64 {
+                break;
+            }
+        }
+        debug_assert!(moved);
+    }
+    Counts { log, counts }
+}
+
+/// Writes a table description: `log` − 5 and the last symbol in a byte pair, then each count
+/// but the last in the fewest bits that hold the counts still unassigned (the last is what
+/// remains), as a bit stream padded to a byte.
+pub fn write_counts(c: &Counts, out: &mut Vec<u8>) {
+    let last = c.counts.iter().rposition(|&x| x > 0).unwrap_or(0);
+    out.push((c.log - MIN_LOG) as u8);
+    out.push(last as u8);
+    let mut w = BitWriter::new();
+    let mut remaining = 1u32 << c.log;
+    for &x in &c.counts[..last] {
+        w.put(u64::from(x), 32 - remaining.leading_zeros());
+        remaining -= x;
+    }
+    out.extend_from_slice(&w.finish());
+}
+
+/// Reads a table description at `*pos` for an alphabet of `alphabet` symbols.
+pub fn read_counts(src: &[u8], pos: &mut usize, alphabet: usize) -> Result<Counts, EntropyError> {
+    let bad = |m| EntropyError(m);
+    let head = src
+        .get(*pos..*pos + 2)
+        .ok_or(bad("tANS table is truncated"))?;
+    let log = u32::from(head[0]) + MIN_LOG;
+    let last = head[1] as usize;
+    if log > MAX_LOG {
+        return Err(bad("tANS table log above 11"));
+    }
+    if last >= alphabet {
+        return Err(bad("tANS table names a symbol outside the alphabet"));
+    }
+    *pos += 2;
+    let mut r = BitReader::new(&src[*pos..]);
+    let mut remaining = 1u32 << log;
+    let mut counts = vec![0u32; last + 1];
+    for x in counts.iter_mut().take(last) {
+        r.refill();
+        let v = r.get(32 - remaining.leading_zeros()) as u32;
+        if v > remaining {
+            return Err(bad("tANS counts exceed the table size"));
+        }
+        *x = v;
+        remaining -= v;
+    }
+    if remaining == 0 {
+        return Err(bad("tANS table leaves no state for its last symbol"));
+    }
+    counts[last] = remaining;
+    let used = r
+        .finish_padded()
+        .map_err(|_| bad("tANS table is truncated or badly padded"))?;
+    *pos += used;
+    if counts.iter().filter(|&&x| x > 0).count() < 2 {
+        return Err(bad("tANS table with fewer than two symbols"));
+    }
+    Ok(Counts { log, counts })
+}
+
+/// The state order of the table: symbol of each state, spread so that each symbol's states
+/// are scattered across the table. The step is odd, so it visits every state once.
+fn spread(c: &Counts) -> Vec<u8> {
+    let size = 1usize << c.log;
+    let mask = size - 1;
+    let step = (size >> 1) + (size >> 3) + 3;
+    let mut table = vec![0u8; size];
+    let mut p = 0;
+    for (s, &n) in c.counts.iter().enumerate() {
+        for _ in 0..n {
+            table[p] = s as u8;
+            p = (p + step) & mask;
+        }
+    }
+    table
+}
+
+/// Encoder tables.
+pub struct Encoder {
+    log: u32,
+    /// Next state (plus table size) by `cumulative[s] + (x - count[s])`.
+    next: Vec<u16>,
+    /// Per symbol: offset into `next`, and the bit-count delta (see [`Encoder::bits_for`]).
+    offset: Vec<i32>,
+    delta_bits: Vec<u32>,
+    /// Per symbol: a state that decodes to it (used to start each lane without output bits).
+    first_state: Vec<u32>,
+}
+
+impl Encoder {
+    pub fn new(c: &Counts) -> Self {
+        let size = 1u32 << c.log;
+        let spread = spread(c);
+        let n = c.counts.len();
+        let mut cumulative = vec![0u32; n + 1];
+        for s in 0..n {
+            cumulative[s + 1] = cumulative[s] + c.counts[s];
+        }
+        let mut next = vec![0u16; size as usize];
+        let mut fill = cumulative.clone();
+        let mut first_state = vec![0u32; n];
+        for (u, &s) in spread.iter().enumerate() {
+            let s = s as usize;
+            if fill[s] == cumulative[s] {
+                first_state[s] = size + u as u32;
+            }
+            next[fill[s] as usize] = (size + u as u32) as u16;
+            fill[s] += 1;
+        }
+        let mut offset = vec![0i32; n];
+        let mut delta_bits = vec![0u32; n];
+        for s in 0..n {
+            let cnt = c.counts[s];
+            if cnt == 0 {
+                continue;
+            }
+            offset[s] = cumulative[s] as i32 - cnt as i32;
+            // Bits out for state X: the `b` with X >> b in [cnt, 2 cnt). With
+            // max = log - floor(log2(cnt - 1 or 1)), `b` is max when X >= cnt << max, else max - 1.
+            let max_bits = if cnt == 1 {
+                c.log
+            } else {
+                c.log - (31 - (cnt - 1).leading_zeros())
+            };
+            let min_state_plus = cnt << max_bits;
+            delta_bits[s] = (max_bits << 16).wrapping_sub(min_state_plus);
+        }
+        Self {
+            log: c.log,
+            next,
+            offset,
+            delta_bits,
+            first_state,
+        }
+    }
+
+    #[inline(always)]
+    fn bits_for(&self, state: u32, s: usize) -> u32 {
+        (state.wrapping_add(self.delta_bits[s])) >> 16
+    }
+
+    /// Appends the coded stream of `symbols` (every one present in the table) to `out`.
+    pub fn encode(&self, symbols: &[u8], scratch: &mut Vec<(u32, u8)>, out: &mut Vec<u8>) {
+        let n = symbols.len();
+        scratch.clear();
+        scratch.resize(n, (0, 0));
+        let mut state = [0u32; LANES];
+        for i in (0..n).rev() {
+            let s = symbols[i] as usize;
+            let lane = i % LANES;
+            if i + LANES >= n {
+                state[lane] = self.first_state[s];
+                continue;
+            }
+            let x = state[lane];
+            let nb = self.bits_for(x, s);
+            scratch[i] = (x & ((1 << nb) - 1), nb as u8);
+            let idx = (x >> nb) as i32 + self.offset[s];
+            state[lane] = u32::from(self.next[idx as usize]);
+        }
+        let mut w = BitWriter::with_vec(std::mem::take(out));
+        let size = 1u32 << self.log;
+        for s in state.iter().take(n.min(LANES)) {
+            w.put(u64::from(s - size), self.log);
+        }
+        for &(v, nb) in &scratch[..n.saturating_sub(LANES)] {
+            w.put(u64::from(v), u32::from(nb));
+        }
+        *out = w.finish();
+    }
+}
+
+/// One decode table entry.
+#[derive(Copy, Clone, Default)]
+struct Entry {
+    base: u16,
+    sym: u8,
+    bits: u8,
+}
+
+/// Decoder tables.
+pub struct Decoder {
+    log: u32,
+    table: Vec<Entry>,
+    /// Per symbol: its first state in the spread, where the encoder starts each lane.
+    first_state: Vec<usize>,
+}
+
+impl Decoder {
+    pub fn new(c: &Counts) -> Self {
+        let size = 1u32 << c.log;
+        let spread = spread(c);
+        let mut next = c.counts.clone();
+        let mut first_state = vec![usize::MAX; c.counts.len()];
+        for (u, &s) in spread.iter().enumerate().rev() {
+            first_state[s as usize] = u;
+        }
+        let table = spread
+            .iter()
+            .map(|&s| {
+                let x = next[s as usize];
+                next[s as usize] += 1;
+                let bits = c.log - (31 - x.leading_zeros());
+                Entry {
+                    base: ((x << bits) - size) as u16,
+                    sym: s,
+                    bits: bits as u8,
+                }
+            })
+            .collect();
+        Self {
+            log: c.log,
+            table,
+            first_state,
+        }
+    }
+
+    /// Decodes `out.len()` symbols from `src`, which must be consumed exactly.
+    pub fn decode(&self, src: &[u8], out: &mut [u8]) -> Result<(), EntropyError> {
+        let n = out.len();
+        let mut r = BitReader::new(src);
+        let mut state = [0usize; LANES];
+        for s in state.iter_mut().take(n.min(LANES)) {
+            *s = r.get(self.log) as usize;
+        }
+        let body = n.saturating_sub(LANES);
+        // Four transitions per refill (4 × 11 ≤ 56 bits), one per lane; states index a table
+        // of exactly 2^log entries with values below 2^log, so masked lookups need no check.
+        let t = &self.table[..];
+        let mask = (1usize << self.log) - 1;
+        let [mut s0, mut s1, mut s2, mut s3] = state;
+        let step = |s: &mut usize, r: &mut BitReader| {
+            let e = t[*s & mask];
+            *s = usize::from(e.base) + r.get(u32::from(e.bits)) as usize;
+            e.sym
+        };
+        let mut chunks = out[..body].chunks_exact_mut(4);
+        for c in &mut chunks {
+            r.refill();
+            c[0] = step(&mut s0, &mut r);
+            c[1] = step(&mut s1, &mut r);
+            c[2] = step(&mut s2, &mut r);
+            c[3] = step(&mut s3, &mut r);
+        }
+        let done = body - chunks.into_remainder().len();
+        let mut state = [s0, s1, s2, s3];
+        for (i, x) in out.iter_mut().enumerate().skip(done) {
+            let lane = i % LANES;
+            if i < body {
+                r.refill();
+                *x = step(&mut state[lane], &mut r);
+            } else {
+                *x = t[state[lane] & mask].sym;
+                // Each lane ends where the encoder started it: a canonical state, which
+                // catches corrupt bits that would otherwise decode to the same symbols.
+                if state[lane] != self.first_state[*x as usize] {
+                    return Err(EntropyError(
+                        "tANS stream ends in a state its encoder never starts from",
+                    ));
+                }
+            }
+        }
+        r.finish().map_err(EntropyError)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn round_trip(symbols: &[u8], alphabet: usize) {
+        let mut freq = vec![0u32; alphabet];
+        for &s in symbols {
+            freq[s as usize] += 1;
+        }
+        let c = normalize(&freq, MAX_LOG);
+        assert_eq!(c.counts.iter().sum::<u32>(), 1 << c.log);
+        let mut desc = Vec::new();
+        write_counts(&c, &mut desc);
+        let mut p = 0;
+        let back = read_counts(&desc, &mut p, alphabet).unwrap();
+        assert_eq!(p, desc.len());
+        assert_eq!(back.counts[..], c.counts[..back.counts.len()]);
+        let mut coded = Vec::new();
+        Encoder::new(&c).encode(symbols, &mut Vec::new(), &mut coded);
+        let mut out = vec![0u8; symbols.len()];
+        Decoder::new(&back).decode(&coded, &mut out).unwrap();
+        assert_eq!(out, symbols);
+    }
+
+    #[test]
+    fn round_trips_skewed_and_flat_streams() {
+        let mut x = 12345u64;
+        let mut skew = Vec::new();
+        for _ in 0..10_000 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let r = (x >> 33) as u32;
+            skew.push(if r % 10 < 8 { 0 } else { (r % 40) as u8 });
+        }
+        for n in [2, 3, 4, 5, 6, 7, 9, 100, 10_000] {
+            let mut s = skew[..n].to_vec();
+            s[0] = 1;
+            s[1] = 0;
+            round_trip(&s, 40);
+        }
+        let flat: Vec<u8> = (0..3000u32).map(|i| (i * 7 % 72) as u8).collect();
+        round_trip(&flat, 72);
+    }
+
+    #[test]
+    fn rejects_bad_descriptions() {
+        let mut p = 0;
+        assert!(read_counts(&[7, 1, 0], &mut p, 40).is_err()); // log 12
+        let mut p = 0;
+        assert!(read_counts(&[0, 50, 0], &mut p, 40).is_err()); // symbol 50
+        let mut p = 0;
+        assert!(read_counts(&[0, 1, 32], &mut p, 40).is_err()); // first takes all 32
+        let mut p = 0;
+        assert!(read_counts(&[0, 1], &mut p, 40).is_err()); // truncated
+    }
+}

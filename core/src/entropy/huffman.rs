@@ -1,0 +1,383 @@
+//! Canonical Huffman coding of byte streams, for literals (`docs/FORMAT.md` §5.2).
+//!
+//! Codes are limited to [`MAX_BITS`] bits so a decoder looks each symbol up in one table of at
+//! most 2^11 entries. A coded stream is cut into four segments, each its own bit stream, and the
+//! decoder runs the four side by side: four independent dependency chains per loop turn.
+
+use super::bits::{BitReader, BitWriter};
+use super::EntropyError;
+
+/// Longest code length.
+pub const MAX_BITS: u32 = 11;
+/// Independent bit streams per coded stream.
+pub const STREAMS: usize = 4;
+
+/// Code lengths of a byte alphabet (0 = symbol absent).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CodeLengths {
+    pub lens: [u8; 256],
+    /// Longest code (the decode table has 2^max_len entries).
+    pub max_len: u32,
+}
+
+/// Optimal code lengths for `freq`, limited to [`MAX_BITS`]; the code is always complete (the
+/// Kraft sum is exactly one). Needs at least two symbols with a non-zero count.
+pub fn build_lengths(freq: &[u32; 256]) -> CodeLengths {
+    // Symbols by ascending count (ties by symbol, so the result is deterministic).
+    let mut syms: Vec<u8> = (0..=255u8).filter(|&s| freq[s as usize] > 0).collect();
+    debug_assert!(syms.len() >= 2);
+    syms.sort_by_key(|&s| (freq[s as usize], s));
+    let n = syms.len();
+    // Two-queue Huffman construction over leaves (sorted) and internal nodes (created sorted).
+    let mut weight: Vec<u64> = syms.iter().map(|&s| u64::from(freq[s as usize])).collect();
+    let mut parent = vec![0usize; 2 * n - 1];
+    weight.reserve(n - 1);
+    let (mut leaf, mut node) = (0usize, n);
+    for next in n..2 * n - 1 {
+        let mut pick = || {
+            if leaf < n && (node >= next || weight[leaf] <= weight[node]) {
+                leaf += 1;
+                leaf - 1
+            } else {
+                node += 1;
+                node - 1
+            }
+        };
+        let (a, b) = (pick(), pick());
+        weight.push(weight[a] + weight[b]);
+        parent[a] = next;
+        parent[b] = next;
+    }
+    // Depths: the root is the last node; parents come after children.
+    let mut depth = vec![0u32; 2 * n - 1];
+    for i in (0..2 * n - 2).rev() {
+        depth[i] = depth[parent[i]] + 1;
+    }
+    let mut lens: Vec<u32> = depth[..n].to_vec();
+    limit_lengths(&mut lens, MAX_BITS);
+    let mut out = CodeLengths {
+        lens: [0; 256],
+        max_len: 0,
+    };
+    for (i, &s) in syms.iter().enumerate() {
+        out.lens[s as usize] = lens[i] as u8;
+        out.max_len = out.max_len.max(lens[i]);
+    }
+    out
+}
+
+/// Caps `lens` (ordered by ascending symbol count) at `limit` bits and restores a complete code:
+/// first lengthen the rarest symbols until the Kraft sum fits, then shorten the commonest
+/// while it leaves room. Every Kraft term is a power of two, so the second step ends exactly
+/// at one.
+fn limit_lengths(lens: &mut [u32], limit: u32) {
+    if lens.iter().all(|&l| l <= limit) {
+        return;
+    }
+    let one = 1u64 << limit;
+    for l in lens.iter_mut() {
+        *l = (*l).min(limit);
+    }
+    let mut kraft: u64 = lens.iter().map(|&l| one >> l).sum();
+    while kraft > one {
+        // The rarest symbol among the longest codes still below the limit.
+        let longest = lens.iter().copied().filter(|&l| l < limit).max().unwrap();
+        let i = lens.iter().position(|&l| l == longest).unwrap();
+        lens[i] += 1;
+        kraft -= one >> lens[i];
+    }
+    while kraft < one {
+        let room = one - kraft;
+        let i = (0..lens.len())
+            .rev()
+            .find(|&i| lens[i] > 1 && one >> lens[i] <= room)
+            .expect("a complete code always has a code to shorten");
+        kraft += one >> lens[i];
+        lens[i] -= 1;
+    }
+}
+
+/// Canonical codes from lengths: by length, then symbol; returned bit-reversed, since streams
+/// are read least significant bit first and the code's first bit must come out first.
+fn canonical_codes(lens: &[u8; 256]) -> [u16; 256] {
+    let mut count = [0u16; MAX_BITS as usize + 2];
+    for &l in lens.iter() {
+        count[l as usize] += 1;
+    }
+    count[0] = 0;
+    let mut next = [0u16; MAX_BITS as usize + 2];
+    let mut code = 0u16;
+    for l in 1..=MAX_BITS as usize {
+        code = (code + count[l - 1]) << 1;
+        next[l] = code;
+    }
+    let mut codes = [0u16; 256];
+    for s in 0..256 {
+        let l = lens[s] as u32;
+        if l > 0 {
+            let c = next[l as usize];
+            next[l as usize] += 1;
+            codes[s] = c.reverse_bits() >> (16 - l);
+        }
+    }
+    codes
+}
+
+/// Writes the table description: the last symbol with a code, then one 4-bit length per symbol
+/// up to it (low nibble first).
+pub fn write_table(lens: &CodeLengths, out: &mut Vec<u8>) {
+    let last = (0..256).rev().find(|&s| lens.lens[s] > 0).unwrap_or(0);
+    out.push(last as u8);
+    for pair in lens.lens[..=last].chunks(2) {
+        out.push(pair[0] | pair.get(1).map_or(0, |&h| h << 4));
+    }
+}
+
+/// Reads a table description at `*pos`; checks every length and that the code is complete.
+pub fn read_table(src: &[u8], pos: &mut usize) -> Result<CodeLengths, EntropyError> {
+    let bad = |m| EntropyError(m);
+    let last = *src.get(*pos).ok_or(bad("Huffman table is truncated"))? as usize;
+    let bytes = (last + 2) / 2;
+    let body = src
+        .get(*pos + 1..*pos + 1 + bytes)
+        .ok_or(bad("Huffman table is truncated"))?;
+    *pos += 1 + bytes;
+    let mut lens = CodeLengths {
+        lens: [0; 256],
+        max_len: 0,
+    };
+    for s in 0..=last {
+        let l = (body[s / 2] >> (4 * (s % 2))) & 15;
+        if u32::from(l) > MAX_BITS {
+            return Err(bad("Huffman code length above 11 bits"));
+        }
+        lens.lens[s] = l;
+        lens.max_len = lens.max_len.max(u32::from(l));
+    }
+    if last.is_multiple_of(2) && body[last / 2] >> 4 != 0 {
+        return Err(bad("Huffman table has a length past its last symbol"));
+    }
+    let kraft: u64 = lens
+        .lens
+        .iter()
+        .filter(|&&l| l > 0)
+        .map(|&l| 1u64 << (MAX_BITS - u32::from(l)))
+        .sum();
+    let symbols = lens.lens.iter().filter(|&&l| l > 0).count();
+    if symbols < 2 || kraft != 1 << MAX_BITS {
+        return Err(bad("Huffman code lengths do not form a complete code"));
+    }
+    Ok(lens)
+}
+
+/// Segment lengths of a stream of `n` symbols: three of `ceil(n / 4)`, the last the rest.
+fn segments(n: usize) -> [usize; STREAMS] {
+    let seg = n.div_ceil(STREAMS);
+    let mut s = [0; STREAMS];
+    let mut left = n;
+    for x in s.iter_mut() {
+        *x = seg.min(left);
+        left -= *x;
+    }
+    s
+}
+
+/// Encodes `src` with `lens` as four bit streams: their byte sizes (varints of the first three;
+/// the fourth is the rest of the section) and then the streams, appended to `out`.
+pub fn encode(src: &[u8], lens: &CodeLengths, out: &mut Vec<u8>) {
+    let codes = canonical_codes(&lens.lens);
+    let mut streams: Vec<Vec<u8>> = Vec::with_capacity(STREAMS);
+    let mut start = 0;
+    for len in segments(src.len()) {
+        let mut w = BitWriter::with_vec(Vec::with_capacity(len / 2 + 8));
+        // Pairs of symbols per put (≤ 22 bits) halve the flush checks.
+        let seg = &src[start..start + len];
+        let mut pairs = seg.chunks_exact(2);
+        for p in &mut pairs {
+            let (a, b) = (p[0] as usize, p[1] as usize);
+            let la = u32::from(lens.lens[a]);
+            w.put(
+                u64::from(codes[a]) | (u64::from(codes[b]) << la),
+                la + u32::from(lens.lens[b]),
+            );
+        }
+        for &s in pairs.remainder() {
+            w.put(
+                u64::from(codes[s as usize]),
+                u32::from(lens.lens[s as usize]),
+            );
+        }
+        streams.push(w.finish());
+        start += len;
+    }
+    for s in &streams[..STREAMS - 1] {
+        crate::varint::put(out, s.len() as u64);
+    }
+    for s in &streams {
+        out.extend_from_slice(s);
+    }
+}
+
+/// One decode table entry: symbol and code length.
+#[derive(Copy, Clone, Default)]
+struct Entry {
+    sym: u8,
+    len: u8,
+}
+
+/// Decodes `out.len()` symbols from `section` (the stream sizes and streams [`encode`] wrote).
+pub fn decode(section: &[u8], lens: &CodeLengths, out: &mut [u8]) -> Result<(), EntropyError> {
+    let bad = |m| EntropyError(m);
+    let mut pos = 0;
+    let mut sizes = [0usize; STREAMS];
+    for s in sizes.iter_mut().take(STREAMS - 1) {
+        *s = crate::varint::get(section, &mut pos)
+            .and_then(|v| usize::try_from(v).ok())
+            .ok_or(bad("Huffman stream size is not a valid varint"))?;
+    }
+    let mut rest = section.len() - pos;
+    for s in sizes.iter().take(STREAMS - 1) {
+        rest = rest
+            .checked_sub(*s)
+            .ok_or(bad("Huffman stream sizes exceed the section"))?;
+    }
+    sizes[STREAMS - 1] = rest;
+    let table = decode_table(lens);
+    let mut r = [0; STREAMS].map(|_| BitReader::new(&[]));
+    for (k, s) in sizes.into_iter().enumerate() {
+        r[k] = BitReader::new(&section[pos..pos + s]);
+        pos += s;
+    }
+    let [mut r0, mut r1, mut r2, mut r3] = r;
+    let seg = segments(out.len());
+    let (o0, rest) = out.split_at_mut(seg[0]);
+    let (o1, rest) = rest.split_at_mut(seg[1]);
+    let (o2, o3) = rest.split_at_mut(seg[2]);
+    // Hot loop: the four segments move in step, five symbols per stream per refill
+    // (5 × 11 ≤ 56 bits), symbol by symbol across the streams so the four lookup chains
+    // overlap. The last segment may be shorter: it bounds the loop.
+    let sym = |r: &mut BitReader| {
+        let e = table[(r.peek(MAX_BITS) as usize) & (TABLE - 1)];
+        r.consume(u32::from(e.len));
+        e.sym
+    };
+    let lockstep = o3.len() / 5;
+    let chunks = o0
+        .chunks_exact_mut(5)
+        .zip(o1.chunks_exact_mut(5))
+        .zip(o2.chunks_exact_mut(5))
+        .zip(o3.chunks_exact_mut(5))
+        .take(lockstep);
+    for (((c0, c1), c2), c3) in chunks {
+        r0.refill();
+        r1.refill();
+        r2.refill();
+        r3.refill();
+        for k in 0..5 {
+            c0[k] = sym(&mut r0);
+            c1[k] = sym(&mut r1);
+            c2[k] = sym(&mut r2);
+            c3[k] = sym(&mut r3);
+        }
+    }
+    for (r, o) in [(&mut r0, o0), (&mut r1, o1), (&mut r2, o2), (&mut r3, o3)] {
+        for chunk in o[lockstep * 5..].chunks_mut(5) {
+            r.refill();
+            for x in chunk {
+                *x = sym(r);
+            }
+        }
+        r.finish().map_err(bad)?;
+    }
+    Ok(())
+}
+
+/// Decode table entries: every table has [`TABLE`] entries, whatever the longest code, so
+/// lookups take 11 bits and need no bounds check.
+const TABLE: usize = 1 << MAX_BITS;
+
+/// The decode table: every index whose low `len` bits are a symbol's reversed code maps to
+/// that symbol.
+fn decode_table(lens: &CodeLengths) -> Box<[Entry; TABLE]> {
+    let codes = canonical_codes(&lens.lens);
+    let mut table = Box::new([Entry::default(); TABLE]);
+    for (s, (&l, &code)) in lens.lens.iter().zip(codes.iter()).enumerate() {
+        let l = l as usize;
+        if l == 0 {
+            continue;
+        }
+        let mut i = code as usize;
+        while i < TABLE {
+            table[i] = Entry {
+                sym: s as u8,
+                len: l as u8,
+            };
+            i += 1 << l;
+        }
+    }
+    table
+}
+
+/// Bytes the coded stream takes with `lens` (for choosing between representations).
+pub fn coded_size(freq: &[u32; 256], lens: &CodeLengths) -> usize {
+    let bits: u64 = (0..256)
+        .map(|s| u64::from(freq[s]) * u64::from(lens.lens[s]))
+        .sum();
+    (bits / 8) as usize + 2 * STREAMS
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn histogram(data: &[u8]) -> [u32; 256] {
+        let mut f = [0u32; 256];
+        for &b in data {
+            f[b as usize] += 1;
+        }
+        f
+    }
+
+    fn round_trip(data: &[u8]) {
+        let lens = build_lengths(&histogram(data));
+        let mut table = Vec::new();
+        write_table(&lens, &mut table);
+        let mut p = 0;
+        assert_eq!(read_table(&table, &mut p).unwrap(), lens);
+        let mut coded = Vec::new();
+        encode(data, &lens, &mut coded);
+        let mut back = vec![0u8; data.len()];
+        decode(&coded, &lens, &mut back).unwrap();
+        assert_eq!(back, data);
+    }
+
+    #[test]
+    fn round_trips_text_and_skewed_data() {
+        let text = include_bytes!("huffman.rs");
+        for n in [4, 5, 7, 20, 21, 100, 1000, text.len()] {
+            round_trip(&text[2..n.min(text.len())]);
+        }
+        // Fibonacci-like counts force codes past 11 bits before limiting.
+        let mut skew = Vec::new();
+        let (mut a, mut b) = (1usize, 1usize);
+        for s in 0..24u8 {
+            skew.extend(std::iter::repeat_n(s, a));
+            (a, b) = (b, a + b);
+        }
+        round_trip(&skew);
+        let all: Vec<u8> = (0..=255u8).cycle().take(5000).collect();
+        round_trip(&all);
+    }
+
+    #[test]
+    fn rejects_incomplete_or_overlong_tables() {
+        let mut p = 0;
+        assert!(read_table(&[1, 0x11], &mut p).is_ok());
+        let mut p = 0;
+        assert!(read_table(&[1, 0x21], &mut p).is_err());
+        let mut p = 0;
+        assert!(read_table(&[1, 0xC1], &mut p).is_err());
+        let mut p = 0;
+        assert!(read_table(&[3], &mut p).is_err());
+    }
+}

@@ -1,0 +1,37 @@
+//! Entropy coders: canonical Huffman for byte streams (literals) and tANS for small-alphabet
+//! symbol streams (sequence codes), over one forward bit-stream layout. `docs/FORMAT.md` §5.
+
+pub mod bits;
+pub mod fse;
+pub mod huffman;
+
+/// Why an entropy-coded section could not be decoded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EntropyError(pub &'static str);
+
+impl std::fmt::Display for EntropyError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.0)
+    }
+}
+
+/// Byte histogram.
+pub fn histogram(data: &[u8]) -> [u32; 256] {
+    // Four sub-histograms break the store-to-load chain on runs of one byte.
+    let mut h = [[0u32; 256]; 4];
+    let mut chunks = data.chunks_exact(4);
+    for c in &mut chunks {
+        h[0][c[0] as usize] += 1;
+        h[1][c[1] as usize] += 1;
+        h[2][c[2] as usize] += 1;
+        h[3][c[3] as usize] += 1;
+    }
+    for &b in chunks.remainder() {
+        h[0][b as usize] += 1;
+    }
+    let mut out = [0u32; 256];
+    for (s, o) in out.iter_mut().enumerate() {
+        *o = h[0][s] + h[1][s] + h[2][s] + h[3][s];
+    }
+    out
+}

@@ -11,7 +11,8 @@ const AFTER_HELP: &str = "\
 Levels:
   --fast, -1     LZ4-class compress speed (greedy LZ, no entropy stage)
   --lz, -2       the default: better ratio than LZ4 and decode at least as fast
-  --max, -3..-19 zstd -3 class ratio: Huffman literals, tANS sequences, 8 MiB blocks
+  --max, -3..-9  zstd -3 class: Huffman literals, tANS sequence codes, 8 MiB blocks
+  --ultra, -19   zstd -19 class: optimal parse over a binary-tree match finder (slow to write)
 
 Examples:
   glyd app.log                    write app.log.glyd (app.log is kept)
@@ -98,11 +99,15 @@ pub struct Args {
     #[arg(long, group = "lvl")]
     pub max: bool,
 
+    /// Optimal parse, the zstd -19 slot (levels 10..19)
+    #[arg(long, group = "lvl")]
+    pub ultra: bool,
+
     /// Level number 1..19; also spelled -1 .. -19
     #[arg(long, value_name = "N", group = "lvl", value_parser = clap::value_parser!(u32).range(1..=19))]
     pub level: Option<u32>,
 
-    /// Input bytes per independent block, e.g. 256K, 4M (1K ..= 128M; default 1M, 8M for --max)
+    /// Input bytes per independent block, e.g. 256K, 4M (1K ..= 128M; default 1M, 8M for --max and --ultra)
     #[arg(short = 'B', long, value_name = "SIZE", value_parser = parse_size)]
     pub block_size: Option<usize>,
 
@@ -129,6 +134,8 @@ impl Args {
             Level::Lz
         } else if self.max {
             Level::Max
+        } else if self.ultra {
+            Level::Ultra
         } else {
             self.level
                 .and_then(Level::from_number)

@@ -1,7 +1,7 @@
 //! The speed/ratio ladder: named levels, their numeric spellings (`-1`..`-19`), and the match
 //! finder settings each one uses.
 
-use crate::elz::dfast;
+use crate::elz::{dfast, optimal, Parser};
 use crate::lz::{Finder, Params};
 
 /// A compression level. The level that wrote a frame is recorded in its header for `glyd -l`;
@@ -14,6 +14,8 @@ pub enum Level {
     Lz,
     /// The zstd -3 slot: double-fast parse, Huffman literals, tANS sequence codes.
     Max,
+    /// The zstd -19 slot: binary-tree match finder and an optimal parse priced in bits.
+    Ultra,
 }
 
 impl Level {
@@ -21,15 +23,16 @@ impl Level {
     pub const DEFAULT: Level = Level::Lz;
 
     /// Every level, fastest first.
-    pub const ALL: [Level; 3] = [Level::Fast, Level::Lz, Level::Max];
+    pub const ALL: [Level; 4] = [Level::Fast, Level::Lz, Level::Max, Level::Ultra];
 
     /// Maps a numeric level (`-1`..`-19`) onto the ladder: `-1` is `--fast`, `-2` is `--lz`,
-    /// `-3` and up are `--max`.
+    /// `-3`..`-9` are `--max` and `-10`..`-19` are `--ultra`.
     pub fn from_number(n: u32) -> Option<Level> {
         match n {
             1 => Some(Level::Fast),
             2 => Some(Level::Lz),
-            3..=19 => Some(Level::Max),
+            3..=9 => Some(Level::Max),
+            10..=19 => Some(Level::Ultra),
             _ => None,
         }
     }
@@ -40,6 +43,7 @@ impl Level {
             "fast" => Some(Level::Fast),
             "lz" => Some(Level::Lz),
             "max" => Some(Level::Max),
+            "ultra" => Some(Level::Ultra),
             n => n.parse().ok().and_then(Level::from_number),
         }
     }
@@ -50,6 +54,7 @@ impl Level {
             Level::Fast => 1,
             Level::Lz => 2,
             Level::Max => 3,
+            Level::Ultra => 19,
         }
     }
 
@@ -59,6 +64,7 @@ impl Level {
             Level::Fast => "fast",
             Level::Lz => "lz",
             Level::Max => "max",
+            Level::Ultra => "ultra",
         }
     }
 
@@ -68,7 +74,7 @@ impl Level {
             Level::Fast | Level::Lz => 1 << 20,
             // Entropy levels: the block is the match window, and 8 MiB still leaves a 64 MB
             // input eight blocks to decode in parallel.
-            Level::Max => 8 << 20,
+            Level::Max | Level::Ultra => 8 << 20,
         }
     }
 
@@ -88,13 +94,19 @@ impl Level {
                     lazy: true,
                 },
             }),
-            Level::Max => Method::Elz(dfast::Params {
+            Level::Max => Method::Elz(Parser::Dfast(dfast::Params {
                 long_log: 17,
                 short_log: 16,
                 short_len: 6,
                 search_shift: 8,
                 lazy_below: 32,
-            }),
+            })),
+            Level::Ultra => Method::Elz(Parser::Optimal(optimal::Params {
+                hash_log: 20,
+                depth: 64,
+                sufficient_len: 256,
+                passes: 8,
+            })),
         }
     }
 }
@@ -103,8 +115,8 @@ impl Level {
 pub enum Method {
     /// Fast LZ (block type 2).
     Lz(Params),
-    /// Entropy LZ (block type 3) with the double-fast parser.
-    Elz(dfast::Params),
+    /// Entropy LZ (block type 3) with one of its parsers.
+    Elz(Parser),
 }
 
 impl Default for Level {

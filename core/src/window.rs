@@ -28,3 +28,24 @@ pub(crate) fn common_len(src: &[u8], a: usize, b: usize) -> usize {
     }
     len
 }
+
+/// [`common_len`], but stops counting at `max` (the result is at most `max` rounded up to 8).
+#[inline(always)]
+pub(crate) fn common_len_upto(src: &[u8], a: usize, b: usize, max: usize) -> usize {
+    let n = src.len();
+    let mut len = 0;
+    while b + len + 8 <= n {
+        let x = read_u64(src, a + len) ^ read_u64(src, b + len);
+        if x != 0 {
+            return len + (x.trailing_zeros() / 8) as usize;
+        }
+        len += 8;
+        if len >= max {
+            return len;
+        }
+    }
+    while b + len < n && src[a + len] == src[b + len] {
+        len += 1;
+    }
+    len
+}

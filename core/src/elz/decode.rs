@@ -92,8 +92,37 @@ fn decode_with(payload: &[u8], out: &mut [u8], s: &mut Scratch) -> Result<(), Lz
         src: payload,
         pos: 0,
     };
+    let sections = f.varint("section count is not a valid varint")?;
+    if sections == 0 {
+        return Err(LzError("payload has no sections"));
+    }
+    // Matches reach back across sections, and repeat offsets carry over.
+    let mut reps = Reps::default();
+    let mut op = 0;
+    for k in 0..sections {
+        let last = k + 1 == sections;
+        op = decode_section(&mut f, out, op, &mut reps, last, s)?;
+    }
+    if f.pos != payload.len() {
+        return Err(LzError("payload has bytes after its last section"));
+    }
+    Ok(())
+}
+
+/// Decodes one section into `out` from `op`; returns where the next section starts. The last
+/// section's literals must fill the block exactly; every other section's must all be used by
+/// its sequences.
+fn decode_section(
+    f: &mut Fields<'_>,
+    out: &mut [u8],
+    op: usize,
+    reps: &mut Reps,
+    last: bool,
+    s: &mut Scratch,
+) -> Result<usize, LzError> {
+    let room = out.len() - op;
     let lit_count = f.varint("literal count is not a valid varint")?;
-    if lit_count > out.len() {
+    if lit_count > room {
         return Err(LzError("more literals than the block's decoded size"));
     }
     // Literals get a zeroed margin so wide copies may read past the last one.
@@ -112,7 +141,7 @@ fn decode_with(payload: &[u8], out: &mut [u8], s: &mut Scratch) -> Result<(), Lz
         _ => return Err(LzError("unknown literal section mode")),
     }
     let count = f.varint("sequence count is not a valid varint")?;
-    if count > out.len() / MIN_MATCH {
+    if count > room / MIN_MATCH {
         return Err(LzError(
             "more sequences than the block's decoded size allows",
         ));
@@ -145,9 +174,6 @@ fn decode_with(payload: &[u8], out: &mut [u8], s: &mut Scratch) -> Result<(), Lz
         let size = f.varint("extra bits size is not a valid varint")?;
         extra = f.bytes(size, "extra bits stream is truncated")?;
     }
-    if f.pos != payload.len() {
-        return Err(LzError("payload has bytes after its last section"));
-    }
     let [llc, mlc, ofc] = &s.codes;
     s.seqs.clear();
     s.seqs.resize(count, [0; 3]);
@@ -156,9 +182,10 @@ fn decode_with(payload: &[u8], out: &mut [u8], s: &mut Scratch) -> Result<(), Lz
         &mlc[..count],
         &ofc[..count],
         extra,
+        reps,
         &mut s.seqs,
     )?;
-    execute(&s.literals, lit_count, &s.seqs, out)
+    execute(&s.literals, lit_count, &s.seqs, out, op, last)
 }
 
 /// Second pass: codes plus extra bits to (literal length, match length, offset), repeat offsets
@@ -168,23 +195,37 @@ fn resolve(
     mlc: &[u8],
     ofc: &[u8],
     extra: &[u8],
+    reps: &mut Reps,
     seqs: &mut [[u32; 3]],
 ) -> Result<(), LzError> {
     let t = tables();
     let mut bits = BitReader::new(extra);
-    let mut reps = Reps::default();
     for (q, ((&lc, &mc), &oc)) in seqs.iter_mut().zip(llc.iter().zip(mlc).zip(ofc)) {
         let (lbase, lbits) = t.ll[lc as usize & 127];
         let (mbase, mbits) = t.ml[mc as usize & 127];
         let ob = u32::from(oc) & 31;
-        // Two lengths take at most 52 bits; the offset's extra bits may need a second refill.
-        bits.refill();
-        let ll = lbase + bits.get(lbits) as u32;
-        let ml = mbase + bits.get(mbits) as u32 + MIN_MATCH as u32;
-        if bits.available() < ob {
+        // All three fields with one refill and one consume where they fit in 56 bits (nearly
+        // always): the bit reader is the loop's serial chain, so it moves once per sequence.
+        let total = lbits + mbits + ob;
+        let (lx, mx, ox) = if total <= 56 {
             bits.refill();
-        }
-        let ov = (1u32 << ob) + bits.get(ob) as u32;
+            let v = bits.peek(total);
+            bits.consume(total);
+            (
+                v & ((1 << lbits) - 1),
+                (v >> lbits) & ((1 << mbits) - 1),
+                v >> (lbits + mbits),
+            )
+        } else {
+            bits.refill();
+            let lx = bits.get(lbits);
+            let mx = bits.get(mbits);
+            bits.refill();
+            (lx, mx, bits.get(ob))
+        };
+        let ll = lbase + lx as u32;
+        let ml = mbase + mx as u32 + MIN_MATCH as u32;
+        let ov = (1u32 << ob) + ox as u32;
         let off = if ov > 3 {
             // The common case, kept out of the repeat-offset logic.
             let off = ov - 3;
@@ -199,15 +240,18 @@ fn resolve(
     bits.finish().map_err(LzError)
 }
 
-/// The copy pass. `literals` holds `lit_count` literals plus the wide-copy margin.
+/// The copy pass, from `out[op]`. `literals` holds `lit_count` literals plus the wide-copy
+/// margin. Returns the output position after the section.
 fn execute(
     literals: &[u8],
     lit_count: usize,
     seqs: &[[u32; 3]],
     out: &mut [u8],
-) -> Result<(), LzError> {
+    mut op: usize,
+    last: bool,
+) -> Result<usize, LzError> {
     let out_len = out.len();
-    let (mut op, mut lp) = (0usize, 0usize);
+    let mut lp = 0usize;
     for &[ll, ml, off] in seqs {
         let (ll, ml, off) = (ll as usize, ml as usize, off as usize);
         if ll > lit_count - lp {
@@ -235,11 +279,17 @@ fn execute(
         op += ll + ml;
         lp += ll;
     }
+    if !last {
+        if lp != lit_count {
+            return Err(LzError("section has literals its sequences do not use"));
+        }
+        return Ok(op);
+    }
     if lit_count - lp != out_len - op {
         return Err(LzError(
             "trailing literals do not fill the block's decoded size",
         ));
     }
     out[op..].copy_from_slice(&literals[lp..lit_count]);
-    Ok(())
+    Ok(out_len)
 }

@@ -1,7 +1,7 @@
 //! Writing an entropy LZ payload from a parse: literals as raw, RLE or Huffman; each code
 //! stream as tANS or RLE; extra bits raw. Each choice is the smallest for this block.
 
-use super::{offset_code, Seq, LL_CODE, MIN_MATCH, ML_CODE, OF_ALPHABET};
+use super::{offset_code, Seq, LL_CODE, MIN_MATCH, ML_CODE, OF_ALPHABET, SECTION_BYTES};
 use crate::entropy::bits::BitWriter;
 use crate::entropy::{fse, histogram, huffman};
 use crate::varint;
@@ -27,8 +27,151 @@ pub struct PayloadScratch {
     stream: Vec<u8>,
 }
 
-/// Appends the payload for `literals` and `seqs` to `out`.
+/// Appends the payload for `literals` and `seqs` (a parse of one block) to `out`.
 pub fn write_payload(literals: &[u8], seqs: &[Seq], s: &mut PayloadScratch, out: &mut Vec<u8>) {
+    let cuts = plan_sections(literals, seqs);
+    varint::put(out, cuts.len() as u64);
+    let (mut q0, mut l0) = (0, 0);
+    for (q1, l1) in cuts {
+        write_section(&literals[l0..l1], &seqs[q0..q1], s, out);
+        (q0, l0) = (q1, l1);
+    }
+}
+
+/// Where sections end, as (sequence, literal) indexes: the block is cut into pieces of about
+/// [`SECTION_BYTES`] / 4 decoded bytes, and a range of pieces is split in two (at the best
+/// piece boundary, recursively) wherever the entropy of its streams, coded with one set of
+/// tables per side, beats one set for both by more than a second set of tables costs.
+fn plan_sections(literals: &[u8], seqs: &[Seq]) -> Vec<(usize, usize)> {
+    let piece = SECTION_BYTES / 4;
+    let mut pieces: Vec<(usize, usize)> = Vec::new();
+    let (mut pos, mut lit) = (0usize, 0usize);
+    let mut next = piece;
+    for (i, q) in seqs.iter().enumerate() {
+        pos += (q.ll + q.ml) as usize;
+        lit += q.ll as usize;
+        if pos >= next {
+            pieces.push((i + 1, lit));
+            next = pos + piece;
+        }
+    }
+    match pieces.last_mut() {
+        // The last section also carries the block's trailing literals.
+        Some(c) if c.0 == seqs.len() => c.1 = literals.len(),
+        _ => pieces.push((seqs.len(), literals.len())),
+    }
+    if pieces.len() == 1 {
+        return pieces;
+    }
+    let stats: Vec<Stats> = {
+        let (mut q0, mut l0) = (0, 0);
+        pieces
+            .iter()
+            .map(|&(q1, l1)| {
+                let st = Stats::of(&literals[l0..l1], &seqs[q0..q1]);
+                (q0, l0) = (q1, l1);
+                st
+            })
+            .collect()
+    };
+    let mut ends = Vec::new();
+    split(&stats, 0, stats.len(), &mut ends);
+    ends.into_iter().map(|k| pieces[k - 1]).collect()
+}
+
+/// Histograms of one stretch of a parse.
+#[derive(Clone)]
+struct Stats {
+    lit: Vec<u32>,
+    ll: Vec<u32>,
+    ml: Vec<u32>,
+    of: Vec<u32>,
+}
+
+impl Stats {
+    fn empty() -> Self {
+        Stats {
+            lit: vec![0; 256],
+            ll: vec![0; LL_CODE.alphabet()],
+            ml: vec![0; ML_CODE.alphabet()],
+            of: vec![0; OF_ALPHABET],
+        }
+    }
+
+    fn of(literals: &[u8], seqs: &[Seq]) -> Self {
+        let mut st = Stats::empty();
+        st.lit = histogram(literals).to_vec();
+        for q in seqs {
+            st.ll[LL_CODE.code(q.ll).0 as usize] += 1;
+            st.ml[ML_CODE.code(q.ml - MIN_MATCH as u32).0 as usize] += 1;
+            st.of[offset_code(q.ov).0 as usize] += 1;
+        }
+        st
+    }
+
+    fn add(&mut self, o: &Stats, sign: i64) {
+        for (a, b) in [
+            (&mut self.lit, &o.lit),
+            (&mut self.ll, &o.ll),
+            (&mut self.ml, &o.ml),
+            (&mut self.of, &o.of),
+        ] {
+            for (x, &y) in a.iter_mut().zip(b.iter()) {
+                *x = (i64::from(*x) + sign * i64::from(y)) as u32;
+            }
+        }
+    }
+
+    /// Estimated coded bits: order-0 entropy of each stream plus its table.
+    fn cost(&self) -> f64 {
+        fn stream(h: &[u32], table_bits_per_symbol: f64) -> f64 {
+            let total: f64 = h.iter().map(|&c| f64::from(c)).sum();
+            if total == 0.0 {
+                return 0.0;
+            }
+            h.iter()
+                .filter(|&&c| c > 0)
+                .map(|&c| f64::from(c) * (total / f64::from(c)).log2() + table_bits_per_symbol)
+                .sum()
+        }
+        stream(&self.lit, 4.0)
+            + stream(&self.ll, 6.0)
+            + stream(&self.ml, 6.0)
+            + stream(&self.of, 6.0)
+    }
+}
+
+/// Splits pieces `a..b` where it pays; pushes the end piece (exclusive) of each section.
+fn split(stats: &[Stats], a: usize, b: usize, ends: &mut Vec<usize>) {
+    const SECTION_OVERHEAD_BITS: f64 = 64.0;
+    if b - a >= 2 {
+        let mut whole = Stats::empty();
+        for st in &stats[a..b] {
+            whole.add(st, 1);
+        }
+        let whole_cost = whole.cost();
+        let mut left = Stats::empty();
+        let mut right = whole.clone();
+        let mut best = (f64::MAX, a);
+        for m in a + 1..b {
+            left.add(&stats[m - 1], 1);
+            right.add(&stats[m - 1], -1);
+            let c = left.cost() + right.cost();
+            if c < best.0 {
+                best = (c, m);
+            }
+        }
+        if best.0 + SECTION_OVERHEAD_BITS < whole_cost {
+            split(stats, a, best.1, ends);
+            split(stats, best.1, b, ends);
+            return;
+        }
+    }
+    ends.push(b);
+}
+
+/// One section: its literals, then its sequences.
+fn write_section(literals: &[u8], seqs: &[Seq], s: &mut PayloadScratch, out: &mut Vec<u8>) {
     write_literals(literals, out);
     varint::put(out, seqs.len() as u64);
     if seqs.is_empty() {

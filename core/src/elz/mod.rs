@@ -3,7 +3,7 @@
 //! match-length and offset *codes* coded with tANS, their low bits in a raw stream.
 //! `docs/FORMAT.md` §6 is the full specification.
 //!
-//! A parser ([`dfast`] for `--max`) turns a block into
+//! A parser ([`dfast`] for `--max`, [`optimal`] for `--ultra`) turns a block into
 //! [`Seq`]uences and literals; [`encode`] writes them; [`decode`] reads them back in three
 //! passes: literals into a buffer, the three code streams into arrays, then one pass that adds
 //! the extra bits, resolves repeat offsets and copies.
@@ -11,6 +11,7 @@
 mod decode;
 pub mod dfast;
 mod encode;
+pub mod optimal;
 
 pub use decode::decode;
 pub use encode::{write_payload, PayloadScratch};
@@ -21,25 +22,42 @@ use std::cell::RefCell;
 #[derive(Default)]
 struct Scratch {
     tables: dfast::Tables,
+    optimal: optimal::Scratch,
     parse: dfast::Parse,
     payload: PayloadScratch,
+}
+
+/// Which parser an entropy level runs, with its settings.
+#[derive(Copy, Clone, Debug)]
+pub enum Parser {
+    /// `--max`: double-fast.
+    Dfast(dfast::Params),
+    /// `--ultra`: binary tree + optimal parse.
+    Optimal(optimal::Params),
 }
 
 thread_local! {
     static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
 }
 
-/// Compresses `src` (one block) as an entropy LZ payload with `params`, appended to `out`.
-pub fn compress_into(src: &[u8], params: &dfast::Params, out: &mut Vec<u8>) {
+/// Compresses `src` (one block) as an entropy LZ payload with `parser`, appended to `out`.
+pub fn compress_into(src: &[u8], parser: &Parser, out: &mut Vec<u8>) {
     SCRATCH.with(|s| {
         let s = &mut *s.borrow_mut();
-        dfast::parse(src, params, &mut s.tables, &mut s.parse);
+        match parser {
+            Parser::Dfast(p) => dfast::parse(src, p, &mut s.tables, &mut s.parse),
+            Parser::Optimal(p) => optimal::parse(src, p, &mut s.optimal, &mut s.parse),
+        }
         write_payload(&s.parse.literals, &s.parse.seqs, &mut s.payload, out);
     });
 }
 
 /// Shortest match the format expresses; match-length values count from here.
 pub const MIN_MATCH: usize = 3;
+
+/// Decoded bytes per section (the writer's choice; the format allows any): each section has its
+/// own literal and code tables, so coding follows statistics that change across a block.
+pub(crate) const SECTION_BYTES: usize = 128 << 10;
 
 /// One sequence: `ll` literals, then `ml` bytes from the offset that `ov` names.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]

@@ -73,17 +73,19 @@ pub fn normalize(freq: &[u32], max_log: u32) -> Counts {
 }
 
 /// Writes a table description: `log` − 5 and the last symbol in a byte pair, then each count
-/// but the last in the fewest bits that hold the counts still unassigned (the last is what
-/// remains), as a bit stream padded to a byte.
+/// but the last as an Elias gamma code of count + 1 (the last is what remains), as a bit
+/// stream padded to a byte.
 pub fn write_counts(c: &Counts, out: &mut Vec<u8>) {
     let last = c.counts.iter().rposition(|&x| x > 0).unwrap_or(0);
     out.push((c.log - MIN_LOG) as u8);
     out.push(last as u8);
     let mut w = BitWriter::new();
-    let mut remaining = 1u32 << c.log;
     for &x in &c.counts[..last] {
-        w.put(u64::from(x), 32 - remaining.leading_zeros());
-        remaining -= x;
+        // Elias gamma of count + 1, as `n` zero bits, a one, then the `n` bits below the top.
+        let v = x + 1;
+        let n = 31 - v.leading_zeros();
+        w.put(1 << n, n + 1);
+        w.put(u64::from(v) & ((1 << n) - 1), n);
     }
     out.extend_from_slice(&w.finish());
 }
@@ -108,7 +110,12 @@ pub fn read_counts(src: &[u8], pos: &mut usize, alphabet: usize) -> Result<Count
     let mut counts = vec![0u32; last + 1];
     for x in counts.iter_mut().take(last) {
         r.refill();
-        let v = r.get(32 - remaining.leading_zeros()) as u32;
+        let n = (r.peek(16) as u32 | 1 << 16).trailing_zeros();
+        if n > MAX_LOG {
+            return Err(bad("tANS count is not a valid gamma code"));
+        }
+        r.consume(n + 1);
+        let v = ((1u32 << n) | r.get(n) as u32) - 1;
         if v > remaining {
             return Err(bad("tANS counts exceed the table size"));
         }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The side-by-side benchmark: glyd's levels beside zstd and lz4 (C and lz4_flex), in one
-# process, on the same bytes, per input class, 1 thread and all threads. Writes
-# docs/benchmarks/fast-levels.md with the machine, the command and the tables.
+# The side-by-side benchmark: every glyd level beside zstd and lz4 (C and lz4_flex), in one
+# process, on the same bytes, per input class, 1 thread and all threads; and, where it is
+# installed (pip install glyd), the published Glyd codec's max and ultra levels on the same
+# files. Writes docs/benchmarks/levels.md with the machine, the commands and the tables.
 #
 #   bash benches/run.sh            # all classes (builds the large inputs on first use)
 #   RUNS=3 bash benches/run.sh     # fewer timed runs per measurement (default 5)
@@ -15,10 +16,10 @@ cargo build --profile bench -p glyd-cli >&2
 glyd=target/release/glyd
 [ -x target/bench/glyd ] && glyd=target/bench/glyd
 
-out=docs/benchmarks/fast-levels.md
+out=docs/benchmarks/levels.md
 tmp=$(mktemp)
 {
-  echo "# Fast levels beside lz4 and zstd"
+  echo "# glyd's levels beside lz4, zstd and the published Glyd codec"
   echo
   echo "Produced by \`bash benches/run.sh\` (RUNS=$runs) at commit $(git rev-parse --short HEAD)"
   echo "on $(date -u +%Y-%m-%d). Machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs),"
@@ -28,7 +29,9 @@ tmp=$(mktemp)
   echo "and compared with the input before timing. Speeds are medians of $runs timed runs, in MB/s"
   echo "(10^6 bytes of uncompressed data per second). lz4 (C) is liblz4's block API with no"
   echo "checksum; glyd's decode includes verifying every block's XXH3 checksum. Class totals add"
-  echo "up sizes and median times over the files of the class."
+  echo "up sizes and median times over the files of the class. The published Glyd codec runs"
+  echo "from Python (\`benches/glyd_peer.py\`) right after, on the same files: its ratios compare"
+  echo "exactly; its speeds come from another process a moment later."
   echo
   run() {
     local title=$1; shift
@@ -37,6 +40,11 @@ tmp=$(mktemp)
     echo "\`glyd -b --markdown --bench-runs $runs -T 2 $*\`" | sed "s|$big|\$CACHE|g; s|$corpus|corpus|g"
     echo
     "$glyd" -b --markdown --bench-runs "$runs" -T 2 "$@"
+    if python3 -c 'import glyd' 2>/dev/null; then
+      echo "\`python3 benches/glyd_peer.py --runs $runs $*\`" | sed "s|$big|\$CACHE|g; s|$corpus|corpus|g"
+      echo
+      python3 benches/glyd_peer.py --runs "$runs" "$@"
+    fi
   }
   run "Logs (loghub, 10 files)" $corpus/loghub/*.log
   run "CSV (loghub structured, 10 files)" $corpus/loghub/*_structured.csv

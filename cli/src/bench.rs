@@ -303,5 +303,17 @@ fn print_table(title: &str, codecs: &[Codec], rows: &[Measured], markdown: bool)
             );
         }
     }
+    // The entropy levels beside the zstd levels whose slots they take.
+    for (ours, theirs) in [("glyd --max", "zstd -3"), ("glyd --ultra", "zstd -19")] {
+        if let (Some(a), Some(b)) = (find(codecs, rows, ours, 1), find(codecs, rows, theirs, 1)) {
+            println!(
+                "  {} vs {theirs}, 1 thread: ratio {:.3}x, decode {:.2}x, compress {:.2}x",
+                &ours[5..],
+                a.ratio() / b.ratio(),
+                a.decompress_mbs() / b.decompress_mbs(),
+                a.compress_mbs() / b.compress_mbs()
+            );
+        }
+    }
     println!();
 }

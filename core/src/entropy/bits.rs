@@ -76,9 +76,17 @@ impl<'a> BitReader<'a> {
     /// Eight bytes from `pos`, zeros past the end of the data.
     #[inline(always)]
     fn load(&self) -> u64 {
-        match self.data.get(self.pos..self.pos + 8) {
-            Some(b) => u64::from_le_bytes(b.try_into().unwrap()),
-            None => self.load_tail(),
+        if self.pos + 8 <= self.data.len() {
+            // FAST PATH: one unaligned load, bounds checked by the line above (slice indexing
+            // here costs a second check and a length computation on every refill).
+            // SAFETY: `pos + 8 <= data.len()`, so the eight bytes are inside `data`.
+            unsafe {
+                u64::from_le(std::ptr::read_unaligned(
+                    self.data.as_ptr().add(self.pos).cast::<u64>(),
+                ))
+            }
+        } else {
+            self.load_tail()
         }
     }
 
@@ -98,9 +106,9 @@ impl<'a> BitReader<'a> {
         // Bits above `nbits` are either zero or the stream's own next bits, so OR-ing the same
         // bytes in again is harmless; whole bytes only are counted as taken.
         self.acc |= self.load() << self.nbits;
-        let take = (63 - self.nbits) / 8;
-        self.pos += take as usize;
-        self.nbits += take * 8;
+        self.pos += ((63 - self.nbits) / 8) as usize;
+        // Whole bytes taken leave 56..=63 valid bits: `nbits + 8 * ((63 - nbits) / 8)`.
+        self.nbits |= 56;
     }
 
     /// The next `n` bits without consuming them (`n` ≤ valid bits).

@@ -78,6 +78,13 @@ pub fn parse(src: &[u8], p: &Params, t: &mut Tables, out: &mut Parse) {
         out.literals.extend_from_slice(src);
         return;
     }
+    // Tables no larger than about two entries per input byte: clearing them is per-block work.
+    let fit = usize::BITS - n.leading_zeros() + 1;
+    let p = &Params {
+        long_log: p.long_log.min(fit),
+        short_log: p.short_log.min(fit),
+        ..*p
+    };
     t.long.clear();
     t.long.resize(1 << p.long_log, 0);
     t.short.clear();

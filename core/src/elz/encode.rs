@@ -124,20 +124,35 @@ impl Stats {
 
     /// Estimated coded bits: order-0 entropy of each stream plus its table.
     fn cost(&self) -> f64 {
+        // Σ c·log2(total / c) = total·log2(total) − Σ c·log2(c), with c·log2(c) from a table.
         fn stream(h: &[u32], table_bits_per_symbol: f64) -> f64 {
-            let total: f64 = h.iter().map(|&c| f64::from(c)).sum();
-            if total == 0.0 {
-                return 0.0;
+            let mut total = 0u32;
+            let mut sum = 0.0;
+            for &c in h.iter().filter(|&&c| c > 0) {
+                total += c;
+                sum += c_log_c(c) - table_bits_per_symbol;
             }
-            h.iter()
-                .filter(|&&c| c > 0)
-                .map(|&c| f64::from(c) * (total / f64::from(c)).log2() + table_bits_per_symbol)
-                .sum()
+            c_log_c(total) - sum
         }
         stream(&self.lit, 4.0)
             + stream(&self.ll, 6.0)
             + stream(&self.ml, 6.0)
             + stream(&self.of, 6.0)
+    }
+}
+
+/// `c · log2(c)`, from a table for small counts.
+fn c_log_c(c: u32) -> f64 {
+    const N: usize = 1 << 12;
+    static TABLE: std::sync::OnceLock<Vec<f64>> = std::sync::OnceLock::new();
+    let t = TABLE.get_or_init(|| {
+        (0..N)
+            .map(|c| if c == 0 { 0.0 } else { c as f64 * (c as f64).log2() })
+            .collect()
+    });
+    match t.get(c as usize) {
+        Some(&v) => v,
+        None => f64::from(c) * f64::from(c).log2(),
     }
 }
 

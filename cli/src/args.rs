@@ -9,10 +9,10 @@ use glyd_core::Level;
 
 const AFTER_HELP: &str = "\
 Levels:
-  --fast, -1     LZ4-class compress speed (greedy LZ, no entropy stage)
-  --lz, -2       the default: better ratio than LZ4 and decode at least as fast
-  --max, -3..-9  zstd -3 class: Huffman literals, tANS sequence codes, 8 MiB blocks
-  --ultra, -19   zstd -19 class: optimal parse over a binary-tree match finder (slow to write)
+  --fast, -1         LZ4-class compress speed (greedy LZ, no entropy stage)
+  --lz, -2           better ratio than LZ4 and decode at least as fast
+  --max, -3..-9      the default: zstd -3 class ratio (Huffman literals, tANS sequence codes)
+  --ultra, -10..-19  zstd -19 class ratio: optimal parse (slow to write, fast to read)
 
 Examples:
   glyd app.log                    write app.log.glyd (app.log is kept)
@@ -91,11 +91,11 @@ pub struct Args {
     #[arg(long, group = "lvl")]
     pub fast: bool,
 
-    /// Fast LZ with better ratio (level 2, the default)
+    /// Fast LZ with better ratio (level 2)
     #[arg(long, group = "lvl")]
     pub lz: bool,
 
-    /// Entropy-coded LZ, the zstd -3 slot (levels 3..19)
+    /// Entropy-coded LZ, the zstd -3 slot (levels 3..9; the default)
     #[arg(long, group = "lvl")]
     pub max: bool,
 
@@ -107,7 +107,7 @@ pub struct Args {
     #[arg(long, value_name = "N", group = "lvl", value_parser = clap::value_parser!(u32).range(1..=19))]
     pub level: Option<u32>,
 
-    /// Input bytes per independent block, e.g. 256K, 4M (1K ..= 128M; default 1M, 8M for --max and --ultra)
+    /// Input bytes per independent block, e.g. 256K, 4M (1K ..= 128M; default 1M; 8M for --max, 32M for --ultra)
     #[arg(short = 'B', long, value_name = "SIZE", value_parser = parse_size)]
     pub block_size: Option<usize>,
 

@@ -92,7 +92,7 @@ fn pipes_stdin_to_stdout_both_ways() {
         assert!(out.stderr.is_empty(), "quiet in pipes: {}", stderr(&out));
         out.stdout
     };
-    for level in ["--fast", "--lz", "-19"] {
+    for level in ["--fast", "--lz", "--max", "-19"] {
         let packed = pipe(&[level, "-B", "16K", "-T", "2"], &data);
         assert_eq!(pipe(&["-d"], &packed), data);
         assert_eq!(pipe(&["-dc", "-"], &packed), data);
@@ -207,6 +207,8 @@ fn help_is_complete() {
         "--bench",
         "--fast",
         "--lz",
+        "--max",
+        "--ultra",
         "Examples:",
         "Exit status",
     ] {
@@ -225,6 +227,8 @@ fn bench_reports_every_level_beside_peers() {
     for name in [
         "glyd --fast",
         "glyd --lz",
+        "glyd --max",
+        "glyd --ultra",
         "lz4 (C)",
         "lz4_flex",
         "zstd -1",

@@ -19,8 +19,8 @@ pub enum Level {
 }
 
 impl Level {
-    /// The level used when none is given.
-    pub const DEFAULT: Level = Level::Lz;
+    /// The level used when none is given: `--max`, a zstd -3 class ratio (README says why).
+    pub const DEFAULT: Level = Level::Max;
 
     /// Every level, fastest first.
     pub const ALL: [Level; 4] = [Level::Fast, Level::Lz, Level::Max, Level::Ultra];
@@ -74,7 +74,11 @@ impl Level {
             Level::Fast | Level::Lz => 1 << 20,
             // Entropy levels: the block is the match window, and 8 MiB still leaves a 64 MB
             // input eight blocks to decode in parallel.
-            Level::Max | Level::Ultra => 8 << 20,
+            Level::Max => 8 << 20,
+            // The archive level: a 32 MiB window (zstd -19 slides one of 8 MiB). On 24 MB of
+            // TPC-H lineitem, 5.3% fewer bytes than 8 MiB blocks; the finder's tree takes
+            // 8 bytes per position (256 MiB per thread at this size).
+            Level::Ultra => 32 << 20,
         }
     }
 

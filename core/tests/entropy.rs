@@ -20,7 +20,9 @@ fn symbols(alphabet: u8) -> impl Strategy<Value = Vec<u8>> {
 
 fn distinct(v: &[u8]) -> usize {
     let mut seen = [false; 256];
-    v.iter().filter(|&&b| !std::mem::replace(&mut seen[b as usize], true)).count()
+    v.iter()
+        .filter(|&&b| !std::mem::replace(&mut seen[b as usize], true))
+        .count()
 }
 
 proptest! {

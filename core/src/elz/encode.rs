@@ -122,22 +122,29 @@ impl Stats {
         }
     }
 
-    /// Estimated coded bits: order-0 entropy of each stream plus its table.
+    /// Estimated coded bits: order-0 entropy of each stream plus its table description (a
+    /// Huffman table spends 4 bits on every symbol up to the last present one; a tANS table
+    /// about 7).
     fn cost(&self) -> f64 {
         // Σ c·log2(total / c) = total·log2(total) − Σ c·log2(c), with c·log2(c) from a table.
         fn stream(h: &[u32], table_bits_per_symbol: f64) -> f64 {
             let mut total = 0u32;
             let mut sum = 0.0;
-            for &c in h.iter().filter(|&&c| c > 0) {
+            let mut last = 0;
+            for (s, &c) in h.iter().enumerate().filter(|(_, &c)| c > 0) {
                 total += c;
-                sum += c_log_c(c) - table_bits_per_symbol;
+                sum += c_log_c(c);
+                last = s;
             }
-            c_log_c(total) - sum
+            if total == 0 {
+                return 0.0;
+            }
+            c_log_c(total) - sum + (last + 1) as f64 * table_bits_per_symbol + 16.0
         }
         stream(&self.lit, 4.0)
-            + stream(&self.ll, 6.0)
-            + stream(&self.ml, 6.0)
-            + stream(&self.of, 6.0)
+            + stream(&self.ll, 7.0)
+            + stream(&self.ml, 7.0)
+            + stream(&self.of, 7.0)
     }
 }
 
@@ -147,7 +154,13 @@ fn c_log_c(c: u32) -> f64 {
     static TABLE: std::sync::OnceLock<Vec<f64>> = std::sync::OnceLock::new();
     let t = TABLE.get_or_init(|| {
         (0..N)
-            .map(|c| if c == 0 { 0.0 } else { c as f64 * (c as f64).log2() })
+            .map(|c| {
+                if c == 0 {
+                    0.0
+                } else {
+                    c as f64 * (c as f64).log2()
+                }
+            })
             .collect()
     });
     match t.get(c as usize) {

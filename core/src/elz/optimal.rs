@@ -36,6 +36,7 @@ const MAX_MATCH: usize = 1 << 16;
 /// Price unit: 1/256 bit.
 const BIT: u32 = 256;
 const NIL: u32 = u32::MAX;
+const WARM: bool = true;
 /// 3-byte matches: table bits, and the farthest offset worth a 3-byte match.
 const HASH3_LOG: u32 = 14;
 const MAX_OFFSET3: usize = 1 << 14;
@@ -120,6 +121,7 @@ pub fn parse(src: &[u8], p: &Params, s: &mut Scratch, out: &mut Parse) {
     };
     // The next position to insert into the tree.
     let mut inserted = 0usize;
+    let mut warm: Option<Prices> = None;
     while st.pos < limit {
         let region = st.pos..(st.pos + SECTION_BYTES).min(limit);
         while inserted < region.start {
@@ -154,9 +156,15 @@ pub fn parse(src: &[u8], p: &Params, s: &mut Scratch, out: &mut Parse) {
         }
         s.starts.push(s.cache.len() as u32);
         inserted = at;
-        let mut prices = Prices::clone_of(
-            &first_prices[(region.start / SECTION_BYTES).min(first_prices.len() - 1)],
-        );
+        // Start from the previous region's final prices where there is one: neighbouring
+        // regions are alike, and an optimal parse's statistics price the next one better than
+        // the quick parse's do.
+        let mut prices = match warm.take().filter(|_| WARM) {
+            Some(p) => p,
+            None => Prices::clone_of(
+                &first_prices[(region.start / SECTION_BYTES).min(first_prices.len() - 1)],
+            ),
+        };
         let mut end_state = st;
         for pass in 0..p.passes.max(1) {
             s.region.clear();
@@ -186,6 +194,11 @@ pub fn parse(src: &[u8], p: &Params, s: &mut Scratch, out: &mut Parse) {
         }
         out.seqs.extend_from_slice(&s.region.seqs);
         out.literals.extend_from_slice(&s.region.literals);
+        warm = Some(Prices::of_run(
+            &s.region.literals,
+            &src[end_state.anchor..end_state.pos],
+            &s.region.seqs,
+        ));
         st = end_state;
     }
     out.literals.extend_from_slice(&src[st.anchor..]);

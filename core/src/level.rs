@@ -98,13 +98,7 @@ impl Level {
                     lazy: true,
                 },
             }),
-            Level::Max => Method::Elz(Parser::Dfast(dfast::Params {
-                long_log: 17,
-                short_log: 16,
-                short_len: 6,
-                search_shift: 8,
-                lazy_below: 32,
-            })),
+            Level::Max => Method::Elz(Parser::Dfast(dfast::Params::MAX)),
             Level::Ultra => Method::Elz(Parser::Optimal(optimal::Params {
                 hash_log: 20,
                 depth: 64,

@@ -14,22 +14,11 @@ pub(crate) fn read_u32(src: &[u8], i: usize) -> u32 {
 /// Length of the common prefix of `src[a..]` and `src[b..]`, `a < b`.
 #[inline(always)]
 pub(crate) fn common_len(src: &[u8], a: usize, b: usize) -> usize {
-    let n = src.len();
-    let mut len = 0;
-    while b + len + 8 <= n {
-        let x = read_u64(src, a + len) ^ read_u64(src, b + len);
-        if x != 0 {
-            return len + (x.trailing_zeros() / 8) as usize;
-        }
-        len += 8;
-    }
-    while b + len < n && src[a + len] == src[b + len] {
-        len += 1;
-    }
-    len
+    common_len_upto(src, a, b, usize::MAX)
 }
 
-/// [`common_len`], but stops counting at `max` (the result is at most `max` rounded up to 8).
+/// Length of the common prefix of `src[a..]` and `src[b..]` (`a < b`), counted up to at
+/// least `max`: the count stops at the first multiple of 8 at or past `max`.
 #[inline(always)]
 pub(crate) fn common_len_upto(src: &[u8], a: usize, b: usize, max: usize) -> usize {
     let n = src.len();

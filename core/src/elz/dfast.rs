@@ -19,6 +19,19 @@ pub struct Params {
     pub lazy_below: usize,
 }
 
+impl Params {
+    /// The `--max` settings: 2^17 long and 2^16 short entries (bigger tables found little more
+    /// for their cost in cache misses), 6-byte short matches (5-byte ones cost more to code
+    /// than they save), one lazy step below 32 bytes.
+    pub const MAX: Params = Params {
+        long_log: 17,
+        short_log: 16,
+        short_len: 6,
+        search_shift: 8,
+        lazy_below: 32,
+    };
+}
+
 /// A parse: sequences and the literals they reference, including the block's trailing ones.
 #[derive(Default)]
 pub struct Parse {

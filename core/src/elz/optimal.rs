@@ -7,9 +7,10 @@
 //! time. The parser runs a shortest-path search over segments of the block: a node per
 //! position holds the cheapest known way to reach it (bits so far, the last sequence, the
 //! literals since the last match, the repeat offsets); literals, matches of every length the
-//! finder reports, and repeat-offset matches relax the nodes ahead. Prices come from the
-//! statistics of a first, cheaper parse of the same block, and the parse runs twice, the second
-//! time priced by the first.
+//! finder reports, and repeat-offset matches relax the nodes ahead. Prices are bits under the
+//! statistics of an earlier parse of the same stretch: the search runs several passes over
+//! each region of the block, each priced by the one before; the first pass of a region is
+//! priced by the previous region's result (the first region's by a quick double-fast parse).
 
 use super::dfast::{self, Parse};
 use super::{offset_code, Reps, Seq, LL_CODE, MIN_MATCH, ML_CODE, OF_ALPHABET, SECTION_BYTES};
@@ -25,7 +26,7 @@ pub struct Params {
     /// A match this long is taken at once, ending the segment (it is near-certainly optimal and
     /// keeps long repeats from costing quadratic work).
     pub sufficient_len: usize,
-    /// Optimal-parse passes (the first is priced by a double-fast parse).
+    /// Shortest-path passes over each region, each priced by the one before.
     pub passes: u32,
 }
 
@@ -36,7 +37,6 @@ const MAX_MATCH: usize = 1 << 16;
 /// Price unit: 1/256 bit.
 const BIT: u32 = 256;
 const NIL: u32 = u32::MAX;
-const WARM: bool = true;
 /// 3-byte matches: table bits, and the farthest offset worth a 3-byte match.
 const HASH3_LOG: u32 = 14;
 const MAX_OFFSET3: usize = 1 << 14;
@@ -78,10 +78,10 @@ const UNREACHED: Node = Node {
 
 /// Parses `src` (one block) into `out`.
 ///
-/// The block is parsed region by region ([`SECTION_BYTES`] each, the size of the writer's
-/// sections): the tree finds the matches of every position of a region once, then the
-/// shortest-path search runs `passes` times over the region, each pass priced by the one
-/// before (the first by a quick double-fast parse of the block).
+/// The block is parsed region by region ([`SECTION_BYTES`] each): the tree finds the matches
+/// of every position of a region once, then the shortest-path search runs `passes` times over
+/// the region, each pass priced by the one before (the first by the previous region's result,
+/// or for the first region by a quick double-fast parse of the block).
 pub fn parse(src: &[u8], p: &Params, s: &mut Scratch, out: &mut Parse) {
     out.clear();
     let n = src.len();
@@ -89,12 +89,10 @@ pub fn parse(src: &[u8], p: &Params, s: &mut Scratch, out: &mut Parse) {
         out.literals.extend_from_slice(src);
         return;
     }
+    // The quick parse that prices the first region also takes 5-byte matches.
     let quick = dfast::Params {
-        long_log: 17,
-        short_log: 16,
         short_len: 5,
-        search_shift: 8,
-        lazy_below: 32,
+        ..dfast::Params::MAX
     };
     dfast::parse(src, &quick, &mut s.dfast, &mut s.first);
     let first_prices = Prices::per_section(&s.first, n);
@@ -159,7 +157,7 @@ pub fn parse(src: &[u8], p: &Params, s: &mut Scratch, out: &mut Parse) {
         // Start from the previous region's final prices where there is one: neighbouring
         // regions are alike, and an optimal parse's statistics price the next one better than
         // the quick parse's do.
-        let mut prices = match warm.take().filter(|_| WARM) {
+        let mut prices = match warm.take() {
             Some(p) => p,
             None => Prices::clone_of(
                 &first_prices[(region.start / SECTION_BYTES).min(first_prices.len() - 1)],

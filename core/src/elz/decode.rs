@@ -19,6 +19,8 @@ struct Scratch {
     codes: [Vec<u8>; 3],
     /// Resolved sequences: literal length, match length, offset.
     seqs: Vec<[u32; 3]>,
+    huffman: huffman::DecodeTable,
+    tans: fse::Decoder,
 }
 
 thread_local! {
@@ -136,7 +138,7 @@ fn decode_section(
             let lens = huffman::read_table(f.src, &mut f.pos).map_err(err)?;
             let size = f.varint("Huffman section size is not a valid varint")?;
             let section = f.bytes(size, "Huffman section is truncated")?;
-            huffman::decode(section, &lens, lits).map_err(err)?;
+            huffman::decode_with(section, &lens, &mut s.huffman, lits).map_err(err)?;
         }
         _ => return Err(LzError("unknown literal section mode")),
     }
@@ -157,9 +159,8 @@ fn decode_section(
                     let counts = fse::read_counts(f.src, &mut f.pos, alphabets[k]).map_err(err)?;
                     let size = f.varint("code stream size is not a valid varint")?;
                     let stream = f.bytes(size, "code stream is truncated")?;
-                    fse::Decoder::new(&counts)
-                        .decode(stream, codes)
-                        .map_err(err)?;
+                    s.tans.rebuild(&counts);
+                    s.tans.decode(stream, codes).map_err(err)?;
                 }
                 CODES_RLE => {
                     let c = f.byte("RLE code is missing")?;

@@ -139,10 +139,17 @@ pub fn read_counts(src: &[u8], pos: &mut usize, alphabet: usize) -> Result<Count
 /// The state order of the table: symbol of each state, spread so that each symbol's states
 /// are scattered across the table. The step is odd, so it visits every state once.
 fn spread(c: &Counts) -> Vec<u8> {
+    let mut table = Vec::new();
+    spread_into(c, &mut table);
+    table
+}
+
+fn spread_into(c: &Counts, table: &mut Vec<u8>) {
     let size = 1usize << c.log;
     let mask = size - 1;
     let step = (size >> 1) + (size >> 3) + 3;
-    let mut table = vec![0u8; size];
+    table.clear();
+    table.resize(size, 0);
     let mut p = 0;
     for (s, &n) in c.counts.iter().enumerate() {
         for _ in 0..n {
@@ -150,7 +157,6 @@ fn spread(c: &Counts) -> Vec<u8> {
             p = (p + step) & mask;
         }
     }
-    table
 }
 
 /// Encoder tables.
@@ -256,41 +262,47 @@ struct Entry {
     bits: u8,
 }
 
-/// Decoder tables.
+/// Decoder tables; [`Decoder::rebuild`] reuses their memory for the next table.
+#[derive(Default)]
 pub struct Decoder {
     log: u32,
     table: Vec<Entry>,
     /// Per symbol: its first state in the spread, where the encoder starts each lane.
     first_state: Vec<usize>,
+    spread: Vec<u8>,
+    next: Vec<u32>,
 }
 
 impl Decoder {
     pub fn new(c: &Counts) -> Self {
+        let mut d = Decoder::default();
+        d.rebuild(c);
+        d
+    }
+
+    /// Replaces the tables with those of `c`.
+    pub fn rebuild(&mut self, c: &Counts) {
         let size = 1u32 << c.log;
-        let spread = spread(c);
-        let mut next = c.counts.clone();
-        let mut first_state = vec![usize::MAX; c.counts.len()];
-        for (u, &s) in spread.iter().enumerate().rev() {
-            first_state[s as usize] = u;
+        spread_into(c, &mut self.spread);
+        self.next.clear();
+        self.next.extend_from_slice(&c.counts);
+        self.first_state.clear();
+        self.first_state.resize(c.counts.len(), usize::MAX);
+        for (u, &s) in self.spread.iter().enumerate().rev() {
+            self.first_state[s as usize] = u;
         }
-        let table = spread
-            .iter()
-            .map(|&s| {
-                let x = next[s as usize];
-                next[s as usize] += 1;
-                let bits = c.log - (31 - x.leading_zeros());
-                Entry {
-                    base: ((x << bits) - size) as u16,
-                    sym: s,
-                    bits: bits as u8,
-                }
-            })
-            .collect();
-        Self {
-            log: c.log,
-            table,
-            first_state,
+        self.table.clear();
+        for &s in &self.spread {
+            let x = self.next[s as usize];
+            self.next[s as usize] += 1;
+            let bits = c.log - (31 - x.leading_zeros());
+            self.table.push(Entry {
+                base: ((x << bits) - size) as u16,
+                sym: s,
+                bits: bits as u8,
+            });
         }
+        self.log = c.log;
     }
 
     /// Decodes `out.len()` symbols from `src`, which must be consumed exactly.

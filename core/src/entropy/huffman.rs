@@ -220,13 +220,32 @@ pub fn encode(src: &[u8], lens: &CodeLengths, out: &mut Vec<u8>) {
 
 /// One decode table entry: symbol and code length.
 #[derive(Copy, Clone, Default)]
-struct Entry {
+pub struct Entry {
     sym: u8,
     len: u8,
 }
 
 /// Decodes `out.len()` symbols from `section` (the stream sizes and streams [`encode`] wrote).
 pub fn decode(section: &[u8], lens: &CodeLengths, out: &mut [u8]) -> Result<(), EntropyError> {
+    decode_with(section, lens, &mut DecodeTable::default(), out)
+}
+
+/// A decode table's memory, reused from section to section.
+pub struct DecodeTable(Box<[Entry; TABLE]>);
+
+impl Default for DecodeTable {
+    fn default() -> Self {
+        DecodeTable(Box::new([Entry::default(); TABLE]))
+    }
+}
+
+/// [`decode`], building the lookup table in `table`.
+pub fn decode_with(
+    section: &[u8],
+    lens: &CodeLengths,
+    table: &mut DecodeTable,
+    out: &mut [u8],
+) -> Result<(), EntropyError> {
     let bad = |m| EntropyError(m);
     let mut pos = 0;
     let mut sizes = [0usize; STREAMS];
@@ -242,7 +261,8 @@ pub fn decode(section: &[u8], lens: &CodeLengths, out: &mut [u8]) -> Result<(), 
             .ok_or(bad("Huffman stream sizes exceed the section"))?;
     }
     sizes[STREAMS - 1] = rest;
-    let table = decode_table(lens);
+    build_table(lens, &mut table.0);
+    let table = &*table.0;
     let mut r = [0; STREAMS].map(|_| BitReader::new(&[]));
     for (k, s) in sizes.into_iter().enumerate() {
         r[k] = BitReader::new(&section[pos..pos + s]);
@@ -297,10 +317,9 @@ pub fn decode(section: &[u8], lens: &CodeLengths, out: &mut [u8]) -> Result<(), 
 const TABLE: usize = 1 << MAX_BITS;
 
 /// The decode table: every index whose low `len` bits are a symbol's reversed code maps to
-/// that symbol.
-fn decode_table(lens: &CodeLengths) -> Box<[Entry; TABLE]> {
+/// that symbol. A complete code fills every entry.
+fn build_table(lens: &CodeLengths, table: &mut [Entry; TABLE]) {
     let codes = canonical_codes(&lens.lens);
-    let mut table = Box::new([Entry::default(); TABLE]);
     for (s, (&l, &code)) in lens.lens.iter().zip(codes.iter()).enumerate() {
         let l = l as usize;
         if l == 0 {
@@ -315,7 +334,6 @@ fn decode_table(lens: &CodeLengths) -> Box<[Entry; TABLE]> {
             i += 1 << l;
         }
     }
-    table
 }
 
 /// Bytes the coded stream takes with `lens` (for choosing between representations).

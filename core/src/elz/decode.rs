@@ -4,7 +4,7 @@
 
 use std::cell::RefCell;
 
-use super::encode::{CODES_RLE, CODES_TANS, LIT_HUFFMAN, LIT_RAW, LIT_RLE};
+use super::encode::{CODES_RLE, CODES_TANS, LIT_HUFFMAN, LIT_RAW, LIT_RLE, MIN_HUFFMAN_LITERALS};
 use super::{Reps, LL_CODE, MIN_MATCH, ML_CODE, OF_ALPHABET};
 use crate::copy as wide;
 use crate::entropy::bits::BitReader;
@@ -135,6 +135,11 @@ fn decode_section(
         LIT_RAW => lits.copy_from_slice(f.bytes(lit_count, "raw literals are truncated")?),
         LIT_RLE => lits.fill(f.byte("RLE literal is missing")?),
         LIT_HUFFMAN => {
+            // A Huffman table costs a 2^11-entry fill: only worth it, and only allowed, for
+            // enough literals.
+            if lit_count < MIN_HUFFMAN_LITERALS {
+                return Err(LzError("Huffman-coded literal section below 64 literals"));
+            }
             let lens = huffman::read_table(f.src, &mut f.pos).map_err(err)?;
             let size = f.varint("Huffman section size is not a valid varint")?;
             let section = f.bytes(size, "Huffman section is truncated")?;
@@ -157,6 +162,11 @@ fn decode_section(
             match f.byte("code stream mode is missing")? {
                 CODES_TANS => {
                     let counts = fse::read_counts(f.src, &mut f.pos, alphabets[k]).map_err(err)?;
+                    // Table work stays proportional to the symbols it codes, so a payload of
+                    // many tiny sections cannot make the decoder build big tables for each.
+                    if counts.log > fse::MIN_LOG.max(usize::BITS - count.leading_zeros() + 1) {
+                        return Err(LzError("tANS table larger than its symbol count allows"));
+                    }
                     let size = f.varint("code stream size is not a valid varint")?;
                     let stream = f.bytes(size, "code stream is truncated")?;
                     s.tans.rebuild(&counts);

@@ -13,6 +13,8 @@ pub(super) const LIT_HUFFMAN: u8 = 2;
 /// Code stream modes.
 pub(super) const CODES_TANS: u8 = 0;
 pub(super) const CODES_RLE: u8 = 1;
+/// Fewest literals a Huffman-coded literal section may hold.
+pub(super) const MIN_HUFFMAN_LITERALS: usize = 64;
 
 /// Largest tANS table log for the literal-length, match-length and offset codes.
 const LL_LOG: u32 = 10;
@@ -245,7 +247,7 @@ fn write_literals(lits: &[u8], out: &mut Vec<u8>) {
         return;
     }
     // Huffman only where it saves more than its table costs (and a little decode time).
-    if lits.len() >= 64 {
+    if lits.len() >= MIN_HUFFMAN_LITERALS {
         let lens = huffman::build_lengths(&freq);
         let estimate = huffman::coded_size(&freq, &lens) + 130;
         if estimate < lits.len() - lits.len() / 32 {

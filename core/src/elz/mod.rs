@@ -211,6 +211,25 @@ mod tests {
     }
 
     #[test]
+    fn rejects_tables_too_big_for_their_section() {
+        // One section of 2 literals, Huffman-coded: below the 64-literal minimum.
+        let mut out = [0u8; 2];
+        let e = decode(&[1, 2, 2, 1, 0x11, 0], &mut out).unwrap_err();
+        assert!(e.0.contains("64 literals"), "{e}");
+        // One sequence whose literal-length codes come with a 2^11-state table.
+        let counts = crate::entropy::fse::Counts {
+            log: 11,
+            counts: vec![1024, 1024],
+        };
+        let mut p = vec![1, 0, 0, 1, 0];
+        crate::entropy::fse::write_counts(&counts, &mut p);
+        p.extend_from_slice(&[1, 0]);
+        let mut out = [0u8; 16];
+        let e = decode(&p, &mut out).unwrap_err();
+        assert!(e.0.contains("symbol count"), "{e}");
+    }
+
+    #[test]
     fn repeat_offsets_agree_both_ways() {
         let mut x = 7u64;
         let (mut enc, mut dec) = (Reps::default(), Reps::default());

@@ -1,6 +1,7 @@
 //! Writing an entropy LZ payload from a parse: literals as raw, RLE or Huffman; each code
 //! stream as tANS or RLE; extra bits raw. Each choice is the smallest for this block.
 
+use super::stats::Stats;
 use super::{offset_code, Seq, LL_CODE, MIN_MATCH, ML_CODE, OF_ALPHABET, SECTION_BYTES};
 use crate::entropy::bits::BitWriter;
 use crate::entropy::{fse, histogram, huffman};
@@ -79,96 +80,6 @@ fn plan_sections(literals: &[u8], seqs: &[Seq]) -> Vec<(usize, usize)> {
     let mut ends = Vec::new();
     split(&stats, 0, stats.len(), &mut ends);
     ends.into_iter().map(|k| pieces[k - 1]).collect()
-}
-
-/// Histograms of one stretch of a parse.
-#[derive(Clone)]
-struct Stats {
-    lit: Vec<u32>,
-    ll: Vec<u32>,
-    ml: Vec<u32>,
-    of: Vec<u32>,
-}
-
-impl Stats {
-    fn empty() -> Self {
-        Stats {
-            lit: vec![0; 256],
-            ll: vec![0; LL_CODE.alphabet()],
-            ml: vec![0; ML_CODE.alphabet()],
-            of: vec![0; OF_ALPHABET],
-        }
-    }
-
-    fn of(literals: &[u8], seqs: &[Seq]) -> Self {
-        let mut st = Stats::empty();
-        st.lit = histogram(literals).to_vec();
-        for q in seqs {
-            st.ll[LL_CODE.code(q.ll).0 as usize] += 1;
-            st.ml[ML_CODE.code(q.ml - MIN_MATCH as u32).0 as usize] += 1;
-            st.of[offset_code(q.ov).0 as usize] += 1;
-        }
-        st
-    }
-
-    fn add(&mut self, o: &Stats, sign: i64) {
-        for (a, b) in [
-            (&mut self.lit, &o.lit),
-            (&mut self.ll, &o.ll),
-            (&mut self.ml, &o.ml),
-            (&mut self.of, &o.of),
-        ] {
-            for (x, &y) in a.iter_mut().zip(b.iter()) {
-                *x = (i64::from(*x) + sign * i64::from(y)) as u32;
-            }
-        }
-    }
-
-    /// Estimated coded bits: order-0 entropy of each stream plus its table description (a
-    /// Huffman table spends 4 bits on every symbol up to the last present one; a tANS table
-    /// about 7).
-    fn cost(&self) -> f64 {
-        // Σ c·log2(total / c) = total·log2(total) − Σ c·log2(c), with c·log2(c) from a table.
-        fn stream(h: &[u32], table_bits_per_symbol: f64) -> f64 {
-            let mut total = 0u32;
-            let mut sum = 0.0;
-            let mut last = 0;
-            for (s, &c) in h.iter().enumerate().filter(|(_, &c)| c > 0) {
-                total += c;
-                sum += c_log_c(c);
-                last = s;
-            }
-            if total == 0 {
-                return 0.0;
-            }
-            c_log_c(total) - sum + (last + 1) as f64 * table_bits_per_symbol + 16.0
-        }
-        stream(&self.lit, 4.0)
-            + stream(&self.ll, 7.0)
-            + stream(&self.ml, 7.0)
-            + stream(&self.of, 7.0)
-    }
-}
-
-/// `c · log2(c)`, from a table for small counts.
-fn c_log_c(c: u32) -> f64 {
-    const N: usize = 1 << 12;
-    static TABLE: std::sync::OnceLock<Vec<f64>> = std::sync::OnceLock::new();
-    let t = TABLE.get_or_init(|| {
-        (0..N)
-            .map(|c| {
-                if c == 0 {
-                    0.0
-                } else {
-                    c as f64 * (c as f64).log2()
-                }
-            })
-            .collect()
-    });
-    match t.get(c as usize) {
-        Some(&v) => v,
-        None => f64::from(c) * f64::from(c).log2(),
-    }
 }
 
 /// Splits pieces `a..b` where it pays; pushes the end piece (exclusive) of each section.

@@ -12,6 +12,7 @@ mod decode;
 pub mod dfast;
 mod encode;
 pub mod optimal;
+mod stats;
 
 pub use decode::decode;
 pub use encode::{write_payload, PayloadScratch};

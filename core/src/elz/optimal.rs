@@ -13,7 +13,8 @@
 //! priced by the previous region's result (the first region's by a quick double-fast parse).
 
 use super::dfast::{self, Parse};
-use super::{offset_code, Reps, Seq, LL_CODE, MIN_MATCH, ML_CODE, OF_ALPHABET, SECTION_BYTES};
+use super::stats::Stats;
+use super::{offset_code, Reps, Seq, LL_CODE, MIN_MATCH, ML_CODE, SECTION_BYTES};
 use crate::window::{common_len, common_len_upto, read_u32};
 
 /// Settings of the parser.
@@ -159,9 +160,9 @@ pub fn parse(src: &[u8], p: &Params, s: &mut Scratch, out: &mut Parse) {
         // the quick parse's do.
         let mut prices = match warm.take() {
             Some(p) => p,
-            None => Prices::clone_of(
-                &first_prices[(region.start / SECTION_BYTES).min(first_prices.len() - 1)],
-            ),
+            None => {
+                first_prices[(region.start / SECTION_BYTES).min(first_prices.len() - 1)].clone()
+            }
         };
         let mut end_state = st;
         for pass in 0..p.passes.max(1) {
@@ -226,6 +227,7 @@ impl Cached<'_> {
 }
 
 /// Bit prices of every symbol, from a parse's statistics.
+#[derive(Clone)]
 struct Prices {
     literal: [u32; 256],
     ll: Vec<u32>,
@@ -243,70 +245,39 @@ fn price_table(counts: &[u32]) -> Vec<u32> {
 }
 
 impl Prices {
-    fn clone_of(p: &Prices) -> Prices {
+    fn of_stats(st: &Stats) -> Prices {
         Prices {
-            literal: p.literal,
-            ll: p.ll.clone(),
-            ml: p.ml.clone(),
-            of: p.of.clone(),
+            literal: price_table(&st.lit).try_into().unwrap(),
+            ll: price_table(&st.ll),
+            ml: price_table(&st.ml),
+            of: price_table(&st.of),
         }
     }
 
     /// Prices from one stretch of a parse: its sequences, their literals, and literals pending
     /// after the last sequence.
     fn of_run(literals: &[u8], pending: &[u8], seqs: &[Seq]) -> Prices {
-        let mut lit = [0u32; 256];
-        for &b in literals.iter().chain(pending) {
-            lit[b as usize] += 1;
-        }
-        let mut ll = vec![0u32; LL_CODE.alphabet()];
-        let mut ml = vec![0u32; ML_CODE.alphabet()];
-        let mut of = vec![0u32; OF_ALPHABET];
-        for q in seqs {
-            ll[LL_CODE.code(q.ll).0 as usize] += 1;
-            ml[ML_CODE.code(q.ml - MIN_MATCH as u32).0 as usize] += 1;
-            of[offset_code(q.ov).0 as usize] += 1;
-        }
-        Prices {
-            literal: price_table(&lit).try_into().unwrap(),
-            ll: price_table(&ll),
-            ml: price_table(&ml),
-            of: price_table(&of),
-        }
+        let mut st = Stats::of(literals, seqs);
+        st.add_literals(pending);
+        Prices::of_stats(&st)
     }
 
-    /// Prices for each section of a block of `n` bytes (the writer codes each section with its
-    /// own tables), from the statistics of `parse` in that section.
+    /// Prices for each [`SECTION_BYTES`] of a block of `n` bytes, from the statistics of
+    /// `parse` there.
     fn per_section(parse: &Parse, n: usize) -> Vec<Prices> {
         let sections = n.div_ceil(SECTION_BYTES).max(1);
-        let mut lit = vec![[0u32; 256]; sections];
-        let mut ll = vec![vec![0u32; LL_CODE.alphabet()]; sections];
-        let mut ml = vec![vec![0u32; ML_CODE.alphabet()]; sections];
-        let mut of = vec![vec![0u32; OF_ALPHABET]; sections];
+        let mut st = vec![Stats::empty(); sections];
         let (mut pos, mut lp) = (0usize, 0usize);
         let section = |pos: usize| (pos / SECTION_BYTES).min(sections - 1);
         for q in &parse.seqs {
             let k = section(pos);
-            for &b in &parse.literals[lp..lp + q.ll as usize] {
-                lit[k][b as usize] += 1;
-            }
-            ll[k][LL_CODE.code(q.ll).0 as usize] += 1;
-            ml[k][ML_CODE.code(q.ml - MIN_MATCH as u32).0 as usize] += 1;
-            of[k][offset_code(q.ov).0 as usize] += 1;
+            st[k].add_literals(&parse.literals[lp..lp + q.ll as usize]);
+            st[k].add_seq(q);
             pos += (q.ll + q.ml) as usize;
             lp += q.ll as usize;
         }
-        for &b in &parse.literals[lp..] {
-            lit[section(pos)][b as usize] += 1;
-        }
-        (0..sections)
-            .map(|k| Prices {
-                literal: price_table(&lit[k]).try_into().unwrap(),
-                ll: price_table(&ll[k]),
-                ml: price_table(&ml[k]),
-                of: price_table(&of[k]),
-            })
-            .collect()
+        st[section(pos)].add_literals(&parse.literals[lp..]);
+        st.iter().map(Prices::of_stats).collect()
     }
 
     #[inline(always)]

@@ -1,6 +1,7 @@
 //! `glyd -l`: what a compressed file holds, read from its headers and index without decoding.
 
 use std::fs::File;
+use std::io::{Read, Seek};
 
 use anyhow::{Context, Result};
 use glyd_core::{level_label, summarize, FrameSummary};
@@ -64,6 +65,28 @@ pub fn run(args: &Args, ui: Ui) -> bool {
 
 fn list_one(path: &std::path::Path) -> Result<Vec<FrameSummary>> {
     let mut f = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
+    let mut head = Vec::new();
+    (&mut f).take(4).read_to_end(&mut head)?;
+    if glyd_columnar::is_archive(&head) {
+        // A record archive lists as one "frame" whose blocks are its row groups (`glyd
+        // inspect` shows its columns).
+        let r = glyd_columnar::ArchiveReader::open(path)
+            .with_context(|| format!("{}", path.display()))?;
+        let groups = r.row_groups();
+        return Ok(vec![FrameSummary {
+            level: r.level(),
+            block_size: groups
+                .iter()
+                .map(|g| g.input_len as usize)
+                .max()
+                .unwrap_or(0),
+            blocks: groups.len() as u64,
+            kinds: [0; 4],
+            compressed_size: r.len() as u64,
+            content_size: r.input_len(),
+        }]);
+    }
+    f.rewind()?;
     summarize(&mut f).with_context(|| format!("{}", path.display()))
 }
 

@@ -6,6 +6,7 @@ mod bench;
 mod list;
 mod output;
 mod progress;
+mod records;
 
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
@@ -43,6 +44,15 @@ enum Mode {
 
 /// Runs the command; `Ok(false)` when some input failed (each failure already reported).
 fn run(args: &Args, ui: Ui) -> Result<bool> {
+    match &args.command {
+        Some(args::Command::Inspect { file }) => return records::inspect(file).map(|()| true),
+        Some(args::Command::Cat {
+            file,
+            columns,
+            format,
+        }) => return records::cat(file, columns, *format).map(|()| true),
+        None => {}
+    }
     if args.bench {
         return bench::run(args, ui).map(|()| true);
     }
@@ -127,6 +137,20 @@ impl<W: Write> Write for Counting<W> {
     }
 }
 
+/// Counts the bytes read through it.
+struct CountingReader<R> {
+    inner: R,
+    n: u64,
+}
+
+impl<R: Read> Read for CountingReader<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let k = self.inner.read(buf)?;
+        self.n += k as u64;
+        Ok(k)
+    }
+}
+
 /// Copies `r` to `w` in pieces of `chunk` bytes; returns the bytes copied.
 fn pump(r: &mut dyn Read, w: &mut dyn Write, chunk: usize) -> io::Result<u64> {
     let mut buf = vec![0u8; chunk];
@@ -168,7 +192,18 @@ fn process(path: &Path, mode: Mode, args: &Args, ui: Ui) -> Result<()> {
         inner: input.reader,
         bar: bar.clone(),
     };
+    let mut stored_as = None;
     let (bytes_in, bytes_out, out) = match mode {
+        Mode::Compress if args.records => {
+            let chunk = 16 << 20;
+            let (n, counted, how) =
+                records::compress(&mut reader, Counting { inner: out, n: 0 }, args, |r, w| {
+                    pump(r, w, chunk)
+                })
+                .with_context(|| format!("{name}: compressing records to {shown}"))?;
+            stored_as = Some(how);
+            (n, counted.n, counted.inner)
+        }
         Mode::Compress => {
             let opts = Options {
                 level: args.level(),
@@ -185,11 +220,21 @@ fn process(path: &Path, mode: Mode, args: &Args, ui: Ui) -> Result<()> {
             (n, counted.n, counted.inner)
         }
         Mode::Decompress | Mode::Test => {
-            let mut dec = Decoder::with_threads(&mut reader, args.threads);
+            // The first bytes say which kind of stream this is: a frame or a record archive.
+            let mut head = Vec::with_capacity(4);
+            (&mut reader).take(4).read_to_end(&mut head)?;
+            let mut src = CountingReader {
+                inner: io::Cursor::new(head.clone()).chain(&mut reader),
+                n: 0,
+            };
             let mut w = Counting { inner: out, n: 0 };
-            pump(&mut dec, &mut w, 1 << 20).with_context(|| name.clone())?;
-            let read = dec.bytes_in();
-            (read, w.n, w.inner)
+            if records::is_archive(&head) {
+                glyd_columnar::rebuild(&mut src, &mut w).with_context(|| name.clone())?;
+            } else {
+                let mut dec = Decoder::with_threads(&mut src, args.threads);
+                pump(&mut dec, &mut w, 1 << 20).with_context(|| name.clone())?;
+            }
+            (src.n, w.n, w.inner)
         }
     };
     bar.finish_and_clear();
@@ -197,10 +242,17 @@ fn process(path: &Path, mode: Mode, args: &Args, ui: Ui) -> Result<()> {
     if ui.summaries {
         match mode {
             Mode::Compress => eprintln!(
-                "{name} : {:6.2}%   ({} => {}, {shown})",
+                "{name} : {:6.2}%   ({} => {}, {shown}){}",
                 percent(bytes_out, bytes_in),
                 human_bytes(bytes_in),
-                human_bytes(bytes_out)
+                human_bytes(bytes_out),
+                match stored_as {
+                    Some(records::Stored::Records { columns }) => {
+                        format!(" as records, {columns} columns")
+                    }
+                    Some(records::Stored::Plain) => " (not records: compressed plain)".into(),
+                    None => String::new(),
+                }
             ),
             Mode::Decompress => eprintln!(
                 "{name} : {} => {}, {shown}",

@@ -209,6 +209,10 @@ fn help_is_complete() {
         "--lz",
         "--max",
         "--ultra",
+        "--records",
+        "--format",
+        "inspect",
+        "cat",
         "Examples:",
         "Exit status",
     ] {
@@ -237,4 +241,129 @@ fn bench_reports_every_level_beside_peers() {
     ] {
         assert!(out.contains(name), "bench output lacks {name}:\n{out}");
     }
+}
+
+fn sample_csv() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/data/HDFS_2k.log_structured.csv")
+}
+
+#[test]
+fn record_mode_round_trips_and_reads_as_a_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let data = std::fs::read(sample_csv()).unwrap();
+    std::fs::write(d.join("hdfs.csv"), &data).unwrap();
+    let o = run(&["-r", "-v", "hdfs.csv"], d);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("as records, 9 columns"),
+        "{}",
+        stderr(&o)
+    );
+    let plain = run(&["-c", "hdfs.csv"], d).stdout;
+    let archive = std::fs::read(d.join("hdfs.csv.glyd")).unwrap();
+    assert!(
+        archive.len() < plain.len(),
+        "{} vs plain {}",
+        archive.len(),
+        plain.len()
+    );
+    // -d and -t know a record archive by its magic; no flags needed.
+    let o = run(&["-t", "hdfs.csv.glyd"], d);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = run(&["-dc", "hdfs.csv.glyd"], d);
+    assert!(o.stdout == data, "record archive did not rebuild the input");
+
+    let o = run(&["inspect", "hdfs.csv.glyd"], d);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = String::from_utf8(o.stdout).unwrap();
+    for want in [
+        "2000 rows",
+        "LineId",
+        "Int64",
+        "dictionary",
+        "EventTemplate",
+    ] {
+        assert!(text.contains(want), "inspect lacks {want}:\n{text}");
+    }
+
+    let o = run(&["cat", "--columns", "LineId,Level", "hdfs.csv.glyd"], d);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = String::from_utf8(o.stdout).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 2001);
+    assert_eq!(lines[0], "LineId,Level");
+    assert_eq!(lines[1], "1,INFO");
+    let o = run(
+        &[
+            "cat",
+            "--columns",
+            "Pid,Content",
+            "--format",
+            "jsonl",
+            "hdfs.csv.glyd",
+        ],
+        d,
+    );
+    let text = String::from_utf8(o.stdout).unwrap();
+    assert!(text.starts_with(
+        "{\"Pid\":148,\"Content\":\"PacketResponder 1 for block blk_38865049064139660 terminating\"}\n"
+    ), "{}", &text[..200]);
+    let o = run(&["cat", "--columns", "nope", "hdfs.csv.glyd"], d);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("no column named \"nope\""),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn record_mode_in_pipes_and_on_input_that_is_not_records() {
+    let (dir, log) = workdir();
+    let d = dir.path();
+    // A log is not delimited text: -r falls back to a plain frame, and says so.
+    let o = run(&["-r", "-v", "app.log"], d);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("not records"), "{}", stderr(&o));
+    assert_eq!(run(&["-dc", "app.log.glyd"], d).stdout, log);
+
+    let data = std::fs::read(sample_csv()).unwrap();
+    let mut child = glyd()
+        .args(["-r", "--format", "csv", "--row-group", "16K"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let feed = data.clone();
+    let writer = std::thread::spawn(move || stdin.write_all(&feed).unwrap());
+    let packed = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    assert!(packed.status.success(), "{}", stderr(&packed));
+    let mut child = glyd()
+        .arg("-d")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let feed = packed.stdout.clone();
+    let writer = std::thread::spawn(move || stdin.write_all(&feed).unwrap());
+    let back = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    assert!(back.status.success(), "{}", stderr(&back));
+    assert!(
+        back.stdout == data,
+        "piped record archive did not rebuild the input"
+    );
+
+    // A damaged archive is an error naming the file.
+    let mut bad = packed.stdout;
+    let mid = bad.len() / 2;
+    bad[mid] ^= 0x55;
+    std::fs::write(d.join("bad.csv.glyd"), bad).unwrap();
+    let o = run(&["-t", "bad.csv.glyd"], d);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("bad.csv.glyd"), "{}", stderr(&o));
 }

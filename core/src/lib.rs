@@ -13,6 +13,7 @@
 
 mod block;
 mod checksum;
+pub mod chunk;
 mod copy;
 mod decode;
 pub mod elz;
@@ -24,7 +25,7 @@ mod index;
 mod level;
 pub mod lz;
 mod parallel;
-mod varint;
+pub mod varint;
 mod window;
 
 pub use checksum::checksum;

@@ -1,9 +1,9 @@
 //! LEB128 unsigned varints (7 bits per byte, low group first, high bit = more follows), used
-//! for lengths inside LZ block payloads.
+//! for lengths inside LZ block payloads and record archive structures.
 
 /// Appends `v` as a LEB128 varint.
 #[inline]
-pub(crate) fn put(out: &mut Vec<u8>, mut v: u64) {
+pub fn put(out: &mut Vec<u8>, mut v: u64) {
     while v >= 0x80 {
         out.push((v as u8) | 0x80);
         v >>= 7;
@@ -14,7 +14,7 @@ pub(crate) fn put(out: &mut Vec<u8>, mut v: u64) {
 /// Reads a varint at `*pos`, advancing it. `None` if the input ends first or the value does not
 /// fit in 64 bits (more than 10 bytes, or overflowing bits in the tenth).
 #[inline]
-pub(crate) fn get(src: &[u8], pos: &mut usize) -> Option<u64> {
+pub fn get(src: &[u8], pos: &mut usize) -> Option<u64> {
     let mut v: u64 = 0;
     let mut shift = 0u32;
     loop {

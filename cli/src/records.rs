@@ -1,0 +1,303 @@
+//! Record mode in the CLI: `glyd -r` (sniff, then a record archive or, for input that is not
+//! records, a plain frame), rebuilding archives for `-d`/`-t`, and the `inspect` and `cat`
+//! commands that read an archive as a table.
+
+use std::io::{self, Read, Write};
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use glyd_columnar::column::Kind;
+use glyd_columnar::{sniff, sniff_with, ArchiveReader, RecordWriter, WriteOptions};
+use glyd_core::{Encoder, Options};
+
+use crate::args::{Args, CatFormat, RecordFormat};
+use crate::progress::human_bytes;
+
+/// Bytes read before choosing how to compress: enough for hundreds of records.
+const SAMPLE: usize = 1 << 20;
+
+/// Reads up to `n` bytes; the flag says whether the input ended within them.
+fn read_sample(r: &mut dyn Read, n: usize) -> io::Result<(Vec<u8>, bool)> {
+    let mut buf = Vec::with_capacity(n);
+    r.take(n as u64).read_to_end(&mut buf)?;
+    let whole = buf.len() < n;
+    Ok((buf, whole))
+}
+
+/// How `glyd -r` stored an input.
+pub enum Stored {
+    Records { columns: usize },
+    Plain,
+}
+
+/// Compresses `reader` into `out` in record mode; returns input bytes, the inner writer and
+/// how it was stored.
+pub fn compress<W: Write>(
+    reader: &mut dyn Read,
+    out: W,
+    args: &Args,
+    pump: impl Fn(&mut dyn Read, &mut dyn Write) -> io::Result<u64>,
+) -> Result<(u64, W, Stored)> {
+    let (sample, whole) = read_sample(reader, SAMPLE)?;
+    let dialect = match args.format {
+        None => sniff(&sample, whole),
+        Some(RecordFormat::Csv) => sniff_with(&sample, whole, b','),
+        Some(RecordFormat::Tsv) => sniff_with(&sample, whole, b'\t'),
+    };
+    let level = args.level();
+    match dialect {
+        Some(d) => {
+            let columns = d.columns;
+            let opts = WriteOptions {
+                level,
+                threads: args.threads,
+                row_group_size: args.row_group.unwrap_or(glyd_columnar::DEFAULT_ROW_GROUP),
+            };
+            let mut w = RecordWriter::new(out, d, &opts)?;
+            w.write_all(&sample)?;
+            let n = pump(reader, &mut w)? + sample.len() as u64;
+            Ok((n, w.finish()?, Stored::Records { columns }))
+        }
+        None => {
+            let opts = Options {
+                level,
+                threads: args.threads,
+                block_size: args.block_size,
+            };
+            let mut enc = Encoder::new(out, &opts)?;
+            enc.write_all(&sample)?;
+            let n = pump(reader, &mut enc)? + sample.len() as u64;
+            Ok((n, enc.finish()?, Stored::Plain))
+        }
+    }
+}
+
+/// Whether a stream starting with `head` is a record archive.
+pub fn is_archive(head: &[u8]) -> bool {
+    glyd_columnar::is_archive(head)
+}
+
+/// `glyd inspect FILE`.
+pub fn inspect(path: &Path) -> Result<()> {
+    let r = ArchiveReader::open(path).with_context(|| path.display().to_string())?;
+    let d = r.dialect();
+    let delim = match d.delimiter {
+        b'\t' => "tab".to_string(),
+        c => format!("'{}'", c as char),
+    };
+    let (stored, input) = (r.len() as u64, r.input_len());
+    println!(
+        "{}: record archive, level {}",
+        path.display(),
+        glyd_core::level_label(r.level())
+    );
+    println!(
+        "  {} => {} ({:.2}x), {} rows in {} row groups",
+        human_bytes(input),
+        human_bytes(stored),
+        input as f64 / stored.max(1) as f64,
+        r.rows(),
+        r.row_groups().len()
+    );
+    println!(
+        "  delimited text: delimiter {delim}, {} columns, {}",
+        d.columns,
+        if d.header.is_some() {
+            "header row"
+        } else {
+            "no header row"
+        }
+    );
+    let exceptions: u64 = r
+        .row_groups()
+        .iter()
+        .flat_map(|g| &g.row_streams)
+        .filter(|s| s.role == glyd_columnar::rowgroup::RowRole::ExceptionBytes as u8)
+        .map(|s| s.stored)
+        .sum();
+    println!();
+    println!(
+        "  {:<24} {:<12} {:<22} {:>10} {:>10} {:>7}",
+        "column", "type", "codec", "raw", "stored", "ratio"
+    );
+    let schema = r.schema();
+    for (i, field) in schema.fields().iter().enumerate() {
+        let (mut raw, mut st, mut dict, mut distinct, mut nulls) = (0u64, 0u64, 0usize, 0u64, 0u64);
+        let mut kinds: Vec<Kind> = Vec::new();
+        for g in r.row_groups() {
+            let c = &g.columns[i];
+            raw += c.raw_bytes;
+            st += c.stored();
+            nulls += c.stats.nulls;
+            if let Some(n) = c.stats.distinct {
+                dict += 1;
+                distinct = distinct.max(n);
+            }
+            if !kinds.contains(&c.kind) {
+                kinds.push(c.kind);
+            }
+        }
+        let groups = r.row_groups().len();
+        let codec = match kinds.as_slice() {
+            [Kind::Text] if dict == groups && groups > 0 => format!("dictionary (≤{distinct})"),
+            [Kind::Text] if dict > 0 => "dictionary / plain".to_string(),
+            [Kind::Text] | [] => "plain".to_string(),
+            [_] => "varint deltas".to_string(),
+            _ => "mixed".to_string(),
+        };
+        let ty = format!("{}{}", field.data_type(), if nulls > 0 { "?" } else { "" });
+        println!(
+            "  {:<24} {:<12} {:<22} {:>10} {:>10} {:>6.1}x",
+            field.name(),
+            ty,
+            codec,
+            human_bytes(raw),
+            human_bytes(st),
+            raw as f64 / st.max(1) as f64
+        );
+    }
+    if exceptions > 0 {
+        println!(
+            "  {:<24} {:<12} {:<22} {:>10} {:>10}",
+            "(exceptions)",
+            "verbatim",
+            "",
+            "",
+            human_bytes(exceptions)
+        );
+    }
+    Ok(())
+}
+
+/// `glyd cat [--columns a,b] [--format csv|jsonl] FILE`.
+pub fn cat(path: &Path, columns: &[String], format: CatFormat) -> Result<()> {
+    let r = ArchiveReader::open(path).with_context(|| path.display().to_string())?;
+    let projection: Vec<usize> = if columns.is_empty() {
+        (0..r.dialect().columns).collect()
+    } else {
+        columns
+            .iter()
+            .map(|c| r.column_index(c))
+            .collect::<glyd_columnar::Result<_>>()
+            .with_context(|| path.display().to_string())?
+    };
+    let names: Vec<String> = projection
+        .iter()
+        .map(|&i| r.dialect().names[i].clone())
+        .collect();
+    let stdout = io::stdout().lock();
+    let mut out = io::BufWriter::with_capacity(1 << 20, stdout);
+    let mut line = Vec::new();
+    if format == CatFormat::Csv {
+        for (k, n) in names.iter().enumerate() {
+            if k > 0 {
+                line.push(b',');
+            }
+            csv_field(&mut line, n.as_bytes());
+        }
+        line.push(b'\n');
+    }
+    let keys: Vec<Vec<u8>> = names.iter().map(|n| json_string(n.as_bytes())).collect();
+    let mut cell = Vec::new();
+    for g in 0..r.row_groups().len() {
+        let batches = r
+            .read(Some(&projection), g..g + 1)
+            .with_context(|| path.display().to_string())?;
+        for b in &batches {
+            for row in 0..b.num_rows() {
+                if format == CatFormat::Jsonl {
+                    line.push(b'{');
+                }
+                for (k, col) in b.columns().iter().enumerate() {
+                    cell.clear();
+                    let v = glyd_columnar::column::spell(col.as_ref(), row, &mut cell);
+                    match format {
+                        CatFormat::Csv => {
+                            if k > 0 {
+                                line.push(b',');
+                            }
+                            if v.is_some() {
+                                csv_field(&mut line, &cell);
+                            }
+                        }
+                        CatFormat::Jsonl => {
+                            if k > 0 {
+                                line.push(b',');
+                            }
+                            line.extend_from_slice(&keys[k]);
+                            line.push(b':');
+                            match v {
+                                None => line.extend_from_slice(b"null"),
+                                Some(true) => line.extend_from_slice(&cell),
+                                Some(false) => line.extend_from_slice(&json_string(&cell)),
+                            }
+                        }
+                    }
+                }
+                line.extend_from_slice(if format == CatFormat::Jsonl {
+                    b"}\n"
+                } else {
+                    b"\n"
+                });
+                if line.len() > 1 << 16 {
+                    write_or_quit(&mut out, &line)?;
+                    line.clear();
+                }
+            }
+        }
+    }
+    write_or_quit(&mut out, &line)?;
+    match out.flush() {
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
+        r => Ok(r?),
+    }
+}
+
+/// Writes, treating a closed pipe (`glyd cat ... | head`) as the reader having seen enough.
+fn write_or_quit(out: &mut impl Write, b: &[u8]) -> Result<()> {
+    match out.write_all(b) {
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => std::process::exit(0),
+        r => Ok(r?),
+    }
+}
+
+/// A CSV field, quoted when it holds a comma, quote or line break (RFC 4180).
+fn csv_field(out: &mut Vec<u8>, v: &[u8]) {
+    if v.iter().any(|&c| matches!(c, b',' | b'"' | b'\n' | b'\r')) {
+        out.push(b'"');
+        for &c in v {
+            if c == b'"' {
+                out.push(b'"');
+            }
+            out.push(c);
+        }
+        out.push(b'"');
+    } else {
+        out.extend_from_slice(v);
+    }
+}
+
+/// A JSON string literal of `v` (invalid UTF-8 replaced).
+fn json_string(v: &[u8]) -> Vec<u8> {
+    let s = String::from_utf8_lossy(v);
+    let mut out = Vec::with_capacity(s.len() + 2);
+    out.push(b'"');
+    for c in s.chars() {
+        match c {
+            '"' => out.extend_from_slice(b"\\\""),
+            '\\' => out.extend_from_slice(b"\\\\"),
+            '\n' => out.extend_from_slice(b"\\n"),
+            '\r' => out.extend_from_slice(b"\\r"),
+            '\t' => out.extend_from_slice(b"\\t"),
+            c if (c as u32) < 0x20 => {
+                out.extend_from_slice(format!("\\u{:04x}", c as u32).as_bytes())
+            }
+            c => {
+                let mut b = [0u8; 4];
+                out.extend_from_slice(c.encode_utf8(&mut b).as_bytes());
+            }
+        }
+    }
+    out.push(b'"');
+    out
+}

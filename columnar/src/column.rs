@@ -1,0 +1,668 @@
+//! One column of one row group: typed from its spellings, coded into byte streams (each later
+//! compressed as its own core chunk), decoded back, written out as text exactly as it was
+//! spelled, and turned into an Arrow array.
+//!
+//! Kinds: integers, fixed-place decimals and ISO dates are stored as i64 (plain or as deltas,
+//! zigzag varints); text is stored plain (lengths + bytes) or, when values repeat, as a sorted
+//! dictionary plus one id per row. A per-row *flags* stream, present only when some flag is
+//! not 0, says how each value was spelled: quoted text (1) or an empty field in a typed column,
+//! a null (2).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use arrow_array::{ArrayRef, Date32Array, Decimal128Array, Int64Array, StringArray};
+use arrow_buffer::{NullBuffer, OffsetBuffer, ScalarBuffer};
+use arrow_schema::DataType;
+
+use crate::bytes::{put_varint, unzigzag, zigzag, Cursor};
+use crate::error::{Error, Result};
+use crate::text;
+
+/// Flag of a value spelled as is.
+pub const BARE: u8 = 0;
+/// Flag of a text value spelled in double quotes (inner quotes doubled).
+pub const QUOTED: u8 = 1;
+/// Flag of an empty field in a typed column: an Arrow null.
+pub const NULL: u8 = 2;
+
+/// What a column chunk holds.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Int,
+    /// Decimal with this many places after the point (1..=18).
+    Decimal(u8),
+    /// Days since 1970-01-01, spelled `YYYY-MM-DD`.
+    Date,
+    Text,
+}
+
+impl Kind {
+    /// The Arrow type of the column's values.
+    pub fn data_type(self) -> DataType {
+        match self {
+            Kind::Int => DataType::Int64,
+            Kind::Decimal(p) => DataType::Decimal128(18, p as i8),
+            Kind::Date => DataType::Date32,
+            Kind::Text => DataType::Utf8,
+        }
+    }
+
+    pub fn name(self) -> String {
+        match self {
+            Kind::Int => "int".into(),
+            Kind::Decimal(p) => format!("decimal({p})"),
+            Kind::Date => "date".into(),
+            Kind::Text => "text".into(),
+        }
+    }
+}
+
+/// The streams a column chunk is stored as.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[repr(u8)]
+pub enum Role {
+    Flags = 0,
+    Ints = 1,
+    Lengths = 2,
+    Bytes = 3,
+    Ids = 4,
+}
+
+impl Role {
+    pub fn from_u8(b: u8) -> Option<Role> {
+        Some(match b {
+            0 => Role::Flags,
+            1 => Role::Ints,
+            2 => Role::Lengths,
+            3 => Role::Bytes,
+            4 => Role::Ids,
+            _ => return None,
+        })
+    }
+}
+
+/// A column as the shredder saw it: each row's value (unquoted) and its flag.
+#[derive(Default, Clone, Debug)]
+pub struct RawColumn {
+    pub data: Vec<u8>,
+    /// End of each row's value in `data`.
+    pub ends: Vec<u32>,
+    pub flags: Vec<u8>,
+}
+
+impl RawColumn {
+    pub fn rows(&self) -> usize {
+        self.ends.len()
+    }
+
+    pub fn value(&self, row: usize) -> &[u8] {
+        let start = if row == 0 { 0 } else { self.ends[row - 1] };
+        &self.data[start as usize..self.ends[row] as usize]
+    }
+
+    pub fn push(&mut self, value: &[u8], flag: u8) {
+        self.data.extend_from_slice(value);
+        self.ends.push(self.data.len() as u32);
+        self.flags.push(flag);
+    }
+}
+
+/// A column chunk's statistics, for pruning row groups by predicate.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Stats {
+    pub nulls: u64,
+    /// Smallest and largest value: i64 for typed kinds (scaled decimals, days for dates).
+    pub int_range: Option<(i64, i64)>,
+    /// Smallest and largest text value, when both are at most [`MAX_STAT_TEXT`] bytes.
+    pub text_range: Option<(Vec<u8>, Vec<u8>)>,
+    /// Distinct values, when known exactly (dictionary-coded text).
+    pub distinct: Option<u64>,
+}
+
+/// Longest text kept as a min/max statistic.
+pub const MAX_STAT_TEXT: usize = 64;
+
+/// A column chunk ready to store: kind, statistics and uncompressed streams.
+pub struct EncodedColumn {
+    pub kind: Kind,
+    /// Bytes of the values as they were spelled (quotes and delimiters not counted).
+    pub raw_bytes: u64,
+    pub stats: Stats,
+    pub streams: Vec<(Role, Vec<u8>)>,
+}
+
+/// Chooses the column's kind from its values: the first of int, decimal, date that spells
+/// every non-empty bare value exactly (and no value is quoted); text otherwise.
+fn infer(col: &RawColumn) -> Kind {
+    let (mut int, mut date) = (true, true);
+    let mut places: Option<u8> = None;
+    let mut dec = true;
+    let mut present = 0;
+    for row in 0..col.rows() {
+        let v = col.value(row);
+        if col.flags[row] != BARE {
+            return Kind::Text;
+        }
+        if v.is_empty() {
+            continue;
+        }
+        present += 1;
+        int = int && text::parse_int(v).is_some();
+        date = date && text::parse_date(v).is_some();
+        if dec && !int {
+            match text::parse_decimal(v) {
+                Some((_, p)) if places.is_none_or(|q| q == p) => places = Some(p),
+                _ => dec = false,
+            }
+        }
+        if !int && !dec && !date {
+            return Kind::Text;
+        }
+    }
+    if present == 0 {
+        Kind::Text
+    } else if int {
+        Kind::Int
+    } else if let (true, Some(p)) = (dec, places) {
+        // Integers mixed into a decimal column (`5` beside `5.25`) fail parse_decimal, so
+        // `dec` holds only if every value had exactly `p` places.
+        Kind::Decimal(p)
+    } else if date {
+        Kind::Date
+    } else {
+        Kind::Text
+    }
+}
+
+/// Types and codes one column.
+pub fn encode(col: &RawColumn) -> EncodedColumn {
+    let kind = infer(col);
+    if kind == Kind::Text {
+        return encode_text(col);
+    }
+    let mut flags = Vec::with_capacity(col.rows());
+    let mut values = Vec::with_capacity(col.rows());
+    for row in 0..col.rows() {
+        let v = col.value(row);
+        if v.is_empty() {
+            flags.push(NULL);
+            continue;
+        }
+        flags.push(BARE);
+        values.push(
+            match kind {
+                Kind::Int => text::parse_int(v),
+                Kind::Decimal(_) => text::parse_decimal(v).map(|(x, _)| x),
+                Kind::Date => text::parse_date(v),
+                Kind::Text => unreachable!(),
+            }
+            .expect("infer checked every value"),
+        );
+    }
+    let nulls = (flags.len() - values.len()) as u64;
+    let stats = Stats {
+        nulls,
+        int_range: values
+            .iter()
+            .min()
+            .copied()
+            .zip(values.iter().max().copied()),
+        ..Stats::default()
+    };
+    let mut streams = Vec::new();
+    if nulls > 0 {
+        streams.push((Role::Flags, flags));
+    }
+    streams.push((Role::Ints, encode_ints(&values)));
+    EncodedColumn {
+        kind,
+        raw_bytes: col.data.len() as u64,
+        stats,
+        streams,
+    }
+}
+
+/// Integers as zigzag varints, either as they are (mode 0) or as differences from the value
+/// before (mode 1), whichever is fewer bytes.
+fn encode_ints(values: &[i64]) -> Vec<u8> {
+    let varint_len = |v: u64| (64 - (v | 1).leading_zeros()).div_ceil(7) as usize;
+    let plain: usize = values.iter().map(|&v| varint_len(zigzag(v))).sum();
+    let mut prev = 0i64;
+    let delta: usize = values
+        .iter()
+        .map(|&v| {
+            let d = v.wrapping_sub(prev);
+            prev = v;
+            varint_len(zigzag(d))
+        })
+        .sum();
+    let mut out = Vec::with_capacity(plain.min(delta) + 1);
+    let mut prev = 0i64;
+    if delta < plain {
+        out.push(1);
+        for &v in values {
+            put_varint(&mut out, zigzag(v.wrapping_sub(prev)));
+            prev = v;
+        }
+    } else {
+        out.push(0);
+        for &v in values {
+            put_varint(&mut out, zigzag(v));
+        }
+    }
+    out
+}
+
+fn decode_ints(src: &[u8], count: usize) -> Result<Vec<i64>> {
+    let mut c = Cursor::new(src, 0, "integer stream");
+    let mode = c.u8()?;
+    if mode > 1 {
+        return Err(c.corrupt(format!("unknown integer mode {mode}")));
+    }
+    // Each value is at least one byte: a count above the stream's size is a lie.
+    if count > c.remaining() {
+        return Err(c.corrupt(format!("{count} values in {} bytes", c.remaining())));
+    }
+    let mut out = Vec::with_capacity(count);
+    let mut prev = 0i64;
+    for _ in 0..count {
+        let v = unzigzag(c.varint()?);
+        prev = if mode == 1 { prev.wrapping_add(v) } else { v };
+        out.push(prev);
+    }
+    c.finish()?;
+    Ok(out)
+}
+
+/// The most distinct values a dictionary holds (ids are at most 2 bytes).
+const MAX_DICT: usize = 1 << 16;
+
+fn encode_text(col: &RawColumn) -> EncodedColumn {
+    let rows = col.rows();
+    let mut stats = Stats::default();
+    let mut streams = Vec::new();
+    if col.flags.iter().any(|&f| f != BARE) {
+        streams.push((Role::Flags, col.flags.clone()));
+    }
+    // Dictionary when values repeat enough: at most half as many distinct values as rows.
+    let mut seen: HashMap<&[u8], u32> = HashMap::new();
+    let limit = MAX_DICT.min(rows / 2);
+    for row in 0..rows {
+        let v = col.value(row);
+        if !seen.contains_key(v) {
+            if seen.len() >= limit {
+                seen.clear();
+                break;
+            }
+            seen.insert(v, 0);
+        }
+    }
+    let (min, max) = if seen.is_empty() {
+        let mut min: Option<&[u8]> = None;
+        let mut max: Option<&[u8]> = None;
+        let mut lengths = Vec::with_capacity(rows);
+        for row in 0..rows {
+            let v = col.value(row);
+            put_varint(&mut lengths, v.len() as u64);
+            min = Some(min.map_or(v, |m| m.min(v)));
+            max = Some(max.map_or(v, |m| m.max(v)));
+        }
+        streams.push((Role::Lengths, lengths));
+        streams.push((Role::Bytes, col.data.clone()));
+        (min, max)
+    } else {
+        let mut dict: Vec<&[u8]> = seen.keys().copied().collect();
+        dict.sort_unstable();
+        for (i, v) in dict.iter().enumerate() {
+            *seen.get_mut(v).expect("every entry was seen") = i as u32;
+        }
+        let wide = dict.len() > 256;
+        let mut ids = Vec::with_capacity(1 + rows * (1 + usize::from(wide)));
+        ids.push(if wide { 2 } else { 1 });
+        for row in 0..rows {
+            let id = seen[col.value(row)];
+            if wide {
+                ids.extend_from_slice(&(id as u16).to_le_bytes());
+            } else {
+                ids.push(id as u8);
+            }
+        }
+        let mut lengths = Vec::with_capacity(dict.len());
+        let mut bytes = Vec::new();
+        for v in &dict {
+            put_varint(&mut lengths, v.len() as u64);
+            bytes.extend_from_slice(v);
+        }
+        stats.distinct = Some(dict.len() as u64);
+        streams.push((Role::Ids, ids));
+        streams.push((Role::Lengths, lengths));
+        streams.push((Role::Bytes, bytes));
+        (dict.first().copied(), dict.last().copied())
+    };
+    if let (Some(a), Some(b)) = (min, max) {
+        if a.len() <= MAX_STAT_TEXT && b.len() <= MAX_STAT_TEXT {
+            stats.text_range = Some((a.to_vec(), b.to_vec()));
+        }
+    }
+    EncodedColumn {
+        kind: Kind::Text,
+        raw_bytes: col.data.len() as u64,
+        stats,
+        streams,
+    }
+}
+
+/// A decoded column chunk.
+#[derive(Debug)]
+pub enum Column {
+    Typed {
+        kind: Kind,
+        flags: Option<Vec<u8>>,
+        /// The present (non-null) values, in row order.
+        values: Vec<i64>,
+    },
+    Text {
+        flags: Option<Vec<u8>>,
+        /// Entries: every row's value, or the dictionary when `ids` is set.
+        data: Vec<u8>,
+        offsets: Vec<u32>,
+        ids: Option<Vec<u32>>,
+    },
+}
+
+/// Takes the stream for `role` out of `streams` (empty when the chunk did not store it).
+fn take(streams: &mut [(Role, Vec<u8>)], role: Role) -> Option<Vec<u8>> {
+    streams
+        .iter_mut()
+        .find(|(r, _)| *r == role)
+        .map(|(_, s)| std::mem::take(s))
+}
+
+/// Rebuilds a column chunk of `rows` rows and `kind` from its decoded streams, checking that
+/// they agree with each other (lengths, counts, ids, flags).
+pub fn decode(kind: Kind, rows: usize, mut streams: Vec<(Role, Vec<u8>)>) -> Result<Column> {
+    let bad = |detail: String| Error::corrupt("column chunk", 0, detail);
+    let flags = take(&mut streams, Role::Flags);
+    if let Some(f) = &flags {
+        if f.len() != rows {
+            return Err(bad(format!("{} flags for {rows} rows", f.len())));
+        }
+        let allowed = if kind == Kind::Text { QUOTED } else { NULL };
+        if let Some(&x) = f.iter().find(|&&x| x != BARE && x != allowed) {
+            return Err(bad(format!("flag {x} in a {} column", kind.name())));
+        }
+    }
+    if kind != Kind::Text {
+        let present = flags
+            .as_ref()
+            .map_or(rows, |f| f.iter().filter(|&&x| x == BARE).count());
+        let ints = take(&mut streams, Role::Ints).ok_or_else(|| bad("no integer stream".into()))?;
+        let values = decode_ints(&ints, present)?;
+        if kind == Kind::Date && !values.iter().all(|&d| text::date_in_range(d)) {
+            return Err(bad("date outside years 0000..=9999".into()));
+        }
+        if let Kind::Decimal(p) = kind {
+            if !(1..=18).contains(&p) {
+                return Err(bad(format!("decimal with {p} places")));
+            }
+        }
+        return Ok(Column::Typed {
+            kind,
+            flags,
+            values,
+        });
+    }
+    let lengths = take(&mut streams, Role::Lengths).unwrap_or_default();
+    let data = take(&mut streams, Role::Bytes).unwrap_or_default();
+    let ids = take(&mut streams, Role::Ids);
+    let entries = if ids.is_some() { lengths.len() } else { rows };
+    let mut c = Cursor::new(&lengths, 0, "text lengths");
+    let mut offsets = Vec::with_capacity(entries.min(lengths.len()) + 1);
+    offsets.push(0u32);
+    let mut end = 0u64;
+    while !c.is_empty() {
+        end += c.varint()?;
+        if end > data.len() as u64 {
+            return Err(bad("text lengths run past the text bytes".into()));
+        }
+        offsets.push(end as u32);
+    }
+    if end != data.len() as u64 {
+        return Err(bad("text bytes longer than their lengths".into()));
+    }
+    let entry_count = offsets.len() - 1;
+    let ids = match ids {
+        None => {
+            if entry_count != rows {
+                return Err(bad(format!("{entry_count} text values for {rows} rows")));
+            }
+            None
+        }
+        Some(raw) => {
+            let (&width, body) = raw
+                .split_first()
+                .ok_or_else(|| bad("empty id stream".into()))?;
+            if !(width == 1 || width == 2) || body.len() != rows * usize::from(width) {
+                return Err(bad(format!(
+                    "id stream of width {width} and {} bytes for {rows} rows",
+                    body.len()
+                )));
+            }
+            let ids: Vec<u32> = if width == 1 {
+                body.iter().map(|&b| u32::from(b)).collect()
+            } else {
+                body.chunks_exact(2)
+                    .map(|p| u32::from(u16::from_le_bytes([p[0], p[1]])))
+                    .collect()
+            };
+            if ids.iter().any(|&i| i as usize >= entry_count) {
+                return Err(bad("dictionary id past the dictionary".into()));
+            }
+            Some(ids)
+        }
+    };
+    Ok(Column::Text {
+        flags,
+        data,
+        offsets,
+        ids,
+    })
+}
+
+impl Column {
+    fn flag(flags: &Option<Vec<u8>>, row: usize) -> u8 {
+        flags.as_ref().map_or(BARE, |f| f[row])
+    }
+
+    /// A cursor that writes the column's rows in order (typed values are consumed in order).
+    pub fn writer(&self) -> ColumnWriter<'_> {
+        ColumnWriter {
+            col: self,
+            next_value: 0,
+            next_present: 0,
+        }
+    }
+
+    /// The column as an Arrow array of type `target`: the archive schema's type for the
+    /// column, which is this chunk's kind's type or, for a column whose kind differs between
+    /// row groups, Utf8 (the values' spellings).
+    pub fn to_arrow(&self, rows: usize, target: &DataType) -> Result<ArrayRef> {
+        if rows == 0 {
+            return Ok(arrow_array::new_empty_array(target));
+        }
+        let as_text = *target == DataType::Utf8;
+        if let Column::Typed { kind, .. } = self {
+            if !as_text && kind.data_type() != *target {
+                return Err(Error::corrupt(
+                    "column chunk",
+                    0,
+                    format!("{} values where the schema says {target}", kind.name()),
+                ));
+            }
+        } else if !as_text {
+            return Err(Error::corrupt(
+                "column chunk",
+                0,
+                format!("text values where the schema says {target}"),
+            ));
+        }
+        match self {
+            Column::Typed {
+                kind,
+                flags,
+                values,
+            } if !as_text => {
+                let nulls = flags
+                    .as_ref()
+                    .map(|f| NullBuffer::from_iter(f.iter().map(|&x| x == BARE)));
+                let mut full = Vec::with_capacity(rows);
+                let mut it = values.iter();
+                for row in 0..rows {
+                    full.push(if Self::flag(flags, row) == BARE {
+                        *it.next().expect("decode counted the present values")
+                    } else {
+                        0
+                    });
+                }
+                Ok(match kind {
+                    Kind::Int => Arc::new(Int64Array::new(ScalarBuffer::from(full), nulls)),
+                    Kind::Decimal(p) => Arc::new(
+                        Decimal128Array::new(
+                            ScalarBuffer::from(
+                                full.into_iter().map(i128::from).collect::<Vec<_>>(),
+                            ),
+                            nulls,
+                        )
+                        .with_precision_and_scale(18, *p as i8)
+                        .map_err(|e| Error::corrupt("column chunk", 0, e.to_string()))?,
+                    ),
+                    Kind::Date => Arc::new(Date32Array::new(
+                        ScalarBuffer::from(full.into_iter().map(|d| d as i32).collect::<Vec<_>>()),
+                        nulls,
+                    )),
+                    Kind::Text => unreachable!("typed columns are not text"),
+                })
+            }
+            _ => {
+                let mut w = self.writer();
+                let mut data = Vec::new();
+                let mut offsets = Vec::with_capacity(rows + 1);
+                offsets.push(0i32);
+                for _ in 0..rows {
+                    w.value(&mut data);
+                    let end = i32::try_from(data.len())
+                        .map_err(|_| Error::Request("text column over 2 GiB".into()))?;
+                    offsets.push(end);
+                }
+                let arr = StringArray::try_new(
+                    OffsetBuffer::new(ScalarBuffer::from(offsets)),
+                    data.into(),
+                    None,
+                )
+                .map_err(|e| Error::corrupt("text column", 0, e.to_string()))?;
+                Ok(Arc::new(arr))
+            }
+        }
+    }
+}
+
+/// Writes a column's rows one after another.
+pub struct ColumnWriter<'a> {
+    col: &'a Column,
+    next_value: usize,
+    next_present: usize,
+}
+
+impl ColumnWriter<'_> {
+    /// Appends the next row's value without its quoting (a null appends nothing).
+    pub fn value(&mut self, out: &mut Vec<u8>) -> u8 {
+        self.write(out, false)
+    }
+
+    /// Appends the next row's value spelled exactly as it was (quotes included).
+    pub fn spelled(&mut self, out: &mut Vec<u8>) {
+        self.write(out, true);
+    }
+
+    fn write(&mut self, out: &mut Vec<u8>, spelled: bool) -> u8 {
+        let row = self.next_value;
+        self.next_value += 1;
+        match self.col {
+            Column::Typed { kind, flags, .. } => {
+                let flag = Column::flag(flags, row);
+                if flag == BARE {
+                    let Column::Typed { values, .. } = self.col else {
+                        unreachable!()
+                    };
+                    // Values are stored for present rows only, in row order.
+                    let v = values[self.next_present];
+                    self.next_present += 1;
+                    match kind {
+                        Kind::Int => text::put_int(out, v),
+                        Kind::Decimal(p) => text::put_decimal(out, v, *p),
+                        Kind::Date => text::put_date(out, v),
+                        Kind::Text => unreachable!(),
+                    }
+                }
+                flag
+            }
+            Column::Text {
+                flags,
+                data,
+                offsets,
+                ids,
+            } => {
+                let e = ids.as_ref().map_or(row, |ids| ids[row] as usize);
+                let v = &data[offsets[e] as usize..offsets[e + 1] as usize];
+                let flag = Column::flag(flags, row);
+                if spelled && flag == QUOTED {
+                    out.push(b'"');
+                    for part in v.split_inclusive(|&c| c == b'"') {
+                        out.extend_from_slice(part);
+                        if part.last() == Some(&b'"') {
+                            out.push(b'"');
+                        }
+                    }
+                    out.push(b'"');
+                } else {
+                    out.extend_from_slice(v);
+                }
+                flag
+            }
+        }
+    }
+}
+
+/// Appends the value at `row` of an array the reader produced, spelled as in the input
+/// (without quotes). Returns `None` for a null, `Some(true)` for a number (a JSON number as
+/// spelled), `Some(false)` for text and dates.
+pub fn spell(array: &dyn arrow_array::Array, row: usize, out: &mut Vec<u8>) -> Option<bool> {
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::{Date32Type, Decimal128Type, Int64Type};
+    if array.is_null(row) {
+        return None;
+    }
+    match array.data_type() {
+        DataType::Int64 => {
+            text::put_int(out, array.as_primitive::<Int64Type>().value(row));
+            Some(true)
+        }
+        DataType::Decimal128(_, s) => {
+            let v = array.as_primitive::<Decimal128Type>().value(row);
+            text::put_decimal(out, v as i64, *s as u8);
+            Some(true)
+        }
+        DataType::Date32 => {
+            text::put_date(
+                out,
+                i64::from(array.as_primitive::<Date32Type>().value(row)),
+            );
+            Some(false)
+        }
+        _ => {
+            out.extend_from_slice(array.as_string::<i32>().value(row).as_bytes());
+            Some(false)
+        }
+    }
+}

@@ -1,0 +1,433 @@
+//! Delimited text: CSV (RFC 4180 quoting), TSV, and pipe- or semicolon-separated files. The
+//! dialect (delimiter, field count, header line) is sniffed from a sample; each record's fields
+//! go to their columns with a flag saying whether they were quoted, its line ending to the
+//! terminator stream, and any record that does not fit the dialect exactly to the exceptions.
+
+use memchr::{memchr, memchr2};
+
+use crate::bytes::{put_prefixed, put_varint, Cursor};
+use crate::column::{Column, RawColumn, BARE, QUOTED};
+use crate::error::Result;
+use crate::exceptions::Exceptions;
+use crate::text;
+
+/// Delimiters tried by [`sniff`], in order of preference on a tie.
+pub const DELIMITERS: [u8; 4] = [b',', b'\t', b'|', b';'];
+
+/// Row terminators: `\n`, `\r\n`, or none (the input's last line, unterminated).
+pub const LF: u8 = 0;
+pub const CRLF: u8 = 1;
+pub const NONE: u8 = 2;
+
+/// How a delimited file is laid out.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Dialect {
+    pub delimiter: u8,
+    pub columns: usize,
+    /// The header record, verbatim with its terminator, when the file has one.
+    pub header: Option<Vec<u8>>,
+    /// Column names: the header's fields, or `c1`, `c2`, ...
+    pub names: Vec<String>,
+}
+
+impl Dialect {
+    pub fn encode(&self, out: &mut Vec<u8>) {
+        out.push(self.delimiter);
+        put_varint(out, self.columns as u64);
+        put_prefixed(out, self.header.as_deref().unwrap_or_default());
+        for n in &self.names {
+            put_prefixed(out, n.as_bytes());
+        }
+    }
+
+    pub fn decode(c: &mut Cursor<'_>) -> Result<Self> {
+        let delimiter = c.u8()?;
+        // Each column name costs at least one byte of the descriptor.
+        let columns = c.bounded(c.remaining() as u64, "column count")?;
+        if columns == 0 {
+            return Err(c.corrupt("a delimited dialect with no columns"));
+        }
+        let header = c.prefixed()?;
+        let header = (!header.is_empty()).then(|| header.to_vec());
+        let mut names = Vec::with_capacity(columns);
+        for _ in 0..columns {
+            names.push(String::from_utf8_lossy(c.prefixed()?).into_owned());
+        }
+        Ok(Self {
+            delimiter,
+            columns,
+            header,
+            names,
+        })
+    }
+}
+
+/// One field of a record being parsed: its span in the input (inside the quotes for a quoted
+/// field, doubled quotes still in it).
+#[derive(Copy, Clone)]
+struct Field {
+    start: usize,
+    end: usize,
+    quoted: bool,
+}
+
+/// What parsing a record from some position gave.
+enum Record {
+    /// A well-formed record (fields in the caller's vector) and its terminator; the next
+    /// record starts at `next`.
+    Row { next: usize, term: u8 },
+    /// Quoting that RFC 4180 does not allow.
+    Bad,
+}
+
+fn parse_record(src: &[u8], start: usize, delim: u8, fields: &mut Vec<Field>) -> Record {
+    fields.clear();
+    let n = src.len();
+    let mut p = start;
+    loop {
+        if p < n && src[p] == b'"' {
+            let mut q = p + 1;
+            loop {
+                match memchr(b'"', &src[q..]) {
+                    None => return Record::Bad,
+                    Some(i) if q + i + 1 < n && src[q + i + 1] == b'"' => q += i + 2,
+                    Some(i) => {
+                        q += i;
+                        break;
+                    }
+                }
+            }
+            fields.push(Field {
+                start: p + 1,
+                end: q,
+                quoted: true,
+            });
+            p = q + 1;
+            match src.get(p) {
+                None => {
+                    return Record::Row {
+                        next: n,
+                        term: NONE,
+                    }
+                }
+                Some(&c) if c == delim => p += 1,
+                Some(b'\n') => {
+                    return Record::Row {
+                        next: p + 1,
+                        term: LF,
+                    }
+                }
+                Some(b'\r') if src.get(p + 1) == Some(&b'\n') => {
+                    return Record::Row {
+                        next: p + 2,
+                        term: CRLF,
+                    }
+                }
+                Some(_) => return Record::Bad,
+            }
+        } else {
+            match memchr2(delim, b'\n', &src[p..]) {
+                None => {
+                    fields.push(Field {
+                        start: p,
+                        end: n,
+                        quoted: false,
+                    });
+                    return Record::Row {
+                        next: n,
+                        term: NONE,
+                    };
+                }
+                Some(i) if src[p + i] == delim => {
+                    fields.push(Field {
+                        start: p,
+                        end: p + i,
+                        quoted: false,
+                    });
+                    p += i + 1;
+                }
+                Some(i) => {
+                    let e = p + i;
+                    let cr = i > 0 && src[e - 1] == b'\r';
+                    fields.push(Field {
+                        start: p,
+                        end: e - usize::from(cr),
+                        quoted: false,
+                    });
+                    let term = if cr { CRLF } else { LF };
+                    return Record::Row { next: e + 1, term };
+                }
+            }
+        }
+    }
+}
+
+/// Where the line starting at `start` ends (after its `\n`, or at the end of the input).
+fn line_end(src: &[u8], start: usize) -> usize {
+    memchr(b'\n', &src[start..]).map_or(src.len(), |i| start + i + 1)
+}
+
+/// A row group of delimited text, shredded.
+#[derive(Clone, Debug, Default)]
+pub struct Shredded {
+    pub columns: Vec<RawColumn>,
+    /// One terminator per row.
+    pub terminators: Vec<u8>,
+    pub exceptions: Exceptions,
+}
+
+impl Shredded {
+    pub fn rows(&self) -> usize {
+        self.terminators.len()
+    }
+}
+
+/// Shreds `src` (whole records; the header, if any, already taken off) by `d`.
+pub fn shred(src: &[u8], d: &Dialect) -> Shredded {
+    let mut out = Shredded {
+        columns: vec![RawColumn::default(); d.columns],
+        ..Shredded::default()
+    };
+    let utf8 = std::str::from_utf8(src).is_ok();
+    let mut fields = Vec::with_capacity(d.columns);
+    let mut p = 0;
+    while p < src.len() {
+        let good = match parse_record(src, p, d.delimiter, &mut fields) {
+            Record::Row { next, term }
+                if fields.len() == d.columns
+                    && (utf8 || std::str::from_utf8(&src[p..next]).is_ok()) =>
+            {
+                Some((next, term))
+            }
+            _ => None,
+        };
+        match good {
+            Some((next, term)) => {
+                for (col, f) in out.columns.iter_mut().zip(&fields) {
+                    let v = &src[f.start..f.end];
+                    if f.quoted {
+                        push_unquoted(col, v);
+                    } else {
+                        col.push(v, BARE);
+                    }
+                }
+                out.terminators.push(term);
+                p = next;
+            }
+            None => {
+                let next = line_end(src, p);
+                out.exceptions
+                    .push(out.terminators.len() as u64, &src[p..next]);
+                p = next;
+            }
+        }
+    }
+    out
+}
+
+/// Appends a quoted field's content with its doubled quotes undone.
+fn push_unquoted(col: &mut RawColumn, v: &[u8]) {
+    let mut rest = v;
+    while let Some(i) = memchr(b'"', rest) {
+        col.data.extend_from_slice(&rest[..=i]);
+        rest = &rest[i + 2..];
+    }
+    col.data.extend_from_slice(rest);
+    col.ends.push(col.data.len() as u32);
+    col.flags.push(QUOTED);
+}
+
+/// Appends the text of a shredded row group: every row, with the exceptions where they were.
+pub fn rebuild(
+    columns: &[Column],
+    terminators: &[u8],
+    exceptions: &Exceptions,
+    delimiter: u8,
+    out: &mut Vec<u8>,
+) {
+    let mut writers: Vec<_> = columns.iter().map(Column::writer).collect();
+    let mut ex = 0;
+    for (row, &term) in terminators.iter().enumerate() {
+        while ex < exceptions.len() && exceptions.rows[ex] == row as u64 {
+            out.extend_from_slice(exceptions.get(ex));
+            ex += 1;
+        }
+        for (i, w) in writers.iter_mut().enumerate() {
+            if i > 0 {
+                out.push(delimiter);
+            }
+            w.spelled(out);
+        }
+        match term {
+            LF => out.push(b'\n'),
+            CRLF => out.extend_from_slice(b"\r\n"),
+            _ => {}
+        }
+    }
+    for i in ex..exceptions.len() {
+        out.extend_from_slice(exceptions.get(i));
+    }
+}
+
+/// Guesses the dialect of `sample` (the start of an input; if it is not the whole input, its
+/// last, possibly cut, line is ignored). `None` when no delimiter gives at least two fields on
+/// at least 90% of the sample's records.
+pub fn sniff(sample: &[u8], whole: bool) -> Option<Dialect> {
+    sniff_among(sample, whole, &DELIMITERS, 2, 0.9)
+}
+
+/// The dialect of `sample` with `delimiter` imposed: its commonest field count, whatever
+/// share of the records have it (records of other widths become exceptions). `None` only for
+/// a sample with no complete record.
+pub fn sniff_with(sample: &[u8], whole: bool, delimiter: u8) -> Option<Dialect> {
+    sniff_among(sample, whole, &[delimiter], 1, 0.0)
+}
+
+fn sniff_among(
+    sample: &[u8],
+    whole: bool,
+    delimiters: &[u8],
+    min_columns: usize,
+    min_share: f64,
+) -> Option<Dialect> {
+    let sample = if whole {
+        sample
+    } else {
+        &sample[..sample.iter().rposition(|&c| c == b'\n')? + 1]
+    };
+    let mut fields = Vec::new();
+    let mut best: Option<(u8, usize, usize)> = None; // delimiter, columns, conforming records
+    for &delim in delimiters {
+        let mut counts: std::collections::HashMap<usize, usize> = Default::default();
+        let (mut p, mut records) = (0, 0);
+        while p < sample.len() && records < 2000 {
+            records += 1;
+            match parse_record(sample, p, delim, &mut fields) {
+                Record::Row { next, .. } => {
+                    *counts.entry(fields.len()).or_default() += 1;
+                    p = next;
+                }
+                Record::Bad => p = line_end(sample, p),
+            }
+        }
+        let Some((&cols, &hits)) = counts.iter().max_by_key(|(&c, &h)| (h, c)) else {
+            continue;
+        };
+        if cols < min_columns
+            || (hits as f64) < records as f64 * min_share
+            || (min_share > 0.0 && records < 2)
+        {
+            continue;
+        }
+        if best.is_none_or(|(_, bc, bh)| (hits, cols) > (bh, bc)) {
+            best = Some((delim, cols, hits));
+        }
+    }
+    let (delimiter, columns, _) = best?;
+    // A header: a first record of the right width whose fields are distinct, non-empty names,
+    // none of which reads as a number or a date.
+    let mut header = None;
+    let mut names: Vec<String> = (1..=columns).map(|i| format!("c{i}")).collect();
+    if let Record::Row { next, .. } = parse_record(sample, 0, delimiter, &mut fields) {
+        let values: Vec<&[u8]> = fields.iter().map(|f| &sample[f.start..f.end]).collect();
+        let distinct: std::collections::HashSet<&&[u8]> = values.iter().collect();
+        let namelike = |v: &[u8]| {
+            !v.is_empty()
+                && text::parse_int(v).is_none()
+                && text::parse_decimal(v).is_none()
+                && text::parse_date(v).is_none()
+                && std::str::from_utf8(v).is_ok()
+                && !v.contains(&b'"')
+        };
+        if values.len() == columns
+            && distinct.len() == columns
+            && values.iter().all(|v| namelike(v))
+        {
+            header = Some(sample[..next].to_vec());
+            names = values
+                .iter()
+                .map(|v| String::from_utf8_lossy(v).into_owned())
+                .collect();
+        }
+    }
+    Some(Dialect {
+        delimiter,
+        columns,
+        header,
+        names,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::column;
+
+    fn round_trip(src: &[u8], d: &Dialect) -> Shredded {
+        let s = shred(src, d);
+        let cols: Vec<Column> = s
+            .columns
+            .iter()
+            .map(|c| {
+                let e = column::encode(c);
+                column::decode(e.kind, s.rows(), e.streams).unwrap()
+            })
+            .collect();
+        let mut out = Vec::new();
+        rebuild(&cols, &s.terminators, &s.exceptions, d.delimiter, &mut out);
+        assert_eq!(String::from_utf8_lossy(&out), String::from_utf8_lossy(src));
+        assert_eq!(out, src);
+        s
+    }
+
+    #[test]
+    fn sniffs_csv_with_header_and_keeps_every_byte() {
+        let src = b"id,name,price,day\n1,\"Smith, J\",1.50,2024-01-02\r\n2,plain,,2024-01-03\n3,\"say \"\"hi\"\"\",2.25,\n";
+        let d = sniff(src, true).unwrap();
+        assert_eq!(d.delimiter, b',');
+        assert_eq!(d.columns, 4);
+        assert_eq!(d.names, ["id", "name", "price", "day"]);
+        let body = &src[d.header.as_ref().unwrap().len()..];
+        let s = round_trip(body, &d);
+        assert_eq!(s.rows(), 3);
+        assert!(s.exceptions.is_empty());
+        assert_eq!(column::encode(&s.columns[0]).kind, column::Kind::Int);
+        assert_eq!(column::encode(&s.columns[2]).kind, column::Kind::Decimal(2));
+        assert_eq!(column::encode(&s.columns[3]).kind, column::Kind::Date);
+    }
+
+    #[test]
+    fn odd_records_become_exceptions() {
+        let d = Dialect {
+            delimiter: b',',
+            columns: 2,
+            header: None,
+            names: vec!["a".into(), "b".into()],
+        };
+        for src in [
+            &b"1,2\n1,2,3\n4,5"[..],
+            b"\"unterminated,1\n2,3\n",
+            b"\"a\"x,1\n",
+            b"1,\xff\xfe\n2,3\n",
+            b"\n\n1,2\r\n",
+            b"a,\"multi\nline\"\n",
+            b"1,2\r",
+            b"",
+            b",\n,",
+        ] {
+            round_trip(src, &d);
+        }
+        let s = round_trip(b"1,2\n1,2,3\n4,5", &d);
+        assert_eq!(s.rows(), 2);
+        assert_eq!(s.exceptions.rows, [1]);
+        assert_eq!(s.terminators, [LF, NONE]);
+    }
+
+    #[test]
+    fn sniffs_tsv_and_rejects_prose() {
+        let tsv = b"a\tb\tc\n1\t2\t3\n4\t5\t6\n";
+        assert_eq!(sniff(tsv, true).unwrap().delimiter, b'\t');
+        let prose = b"This is a line of text.\nAnother one, with a comma.\nAnd a third.\n";
+        assert_eq!(sniff(prose, true), None);
+    }
+}

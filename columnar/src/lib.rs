@@ -1,0 +1,39 @@
+//! glyd-columnar: the record engine. It recognizes records in text (today: delimited text,
+//! CSV/TSV and kin), shreds them into typed columns (integers, decimals, dates, text), codes
+//! each column with what suits it, and writes a record archive: row groups of checksummed
+//! column chunks with statistics, which reads back as Arrow `RecordBatch`es or rebuilds the
+//! original bytes exactly. `docs/FORMAT.md` §7 specifies the archive.
+//!
+//! ```
+//! use std::io::Write;
+//! use glyd_columnar::{sniff, ArchiveReader, RecordWriter, WriteOptions};
+//!
+//! let mut csv = b"id,name,price\n".to_vec();
+//! csv.extend(b"1,apple,0.50\n2,\"pear, green\",1.25\n".repeat(3));
+//! let dialect = sniff(&csv, true).unwrap();
+//! let mut w = RecordWriter::new(Vec::new(), dialect, &WriteOptions::default()).unwrap();
+//! w.write_all(&csv).unwrap();
+//! let archive = w.finish().unwrap();
+//!
+//! let reader = ArchiveReader::from_bytes(archive).unwrap();
+//! let mut back = Vec::new();
+//! reader.rebuild_to(&mut back).unwrap();
+//! assert_eq!(back, csv);
+//! let batches = reader.read(Some(&[2]), 0..reader.row_groups().len()).unwrap();
+//! assert_eq!(batches[0].num_rows(), 6);
+//! ```
+
+mod archive;
+mod bytes;
+pub mod column;
+pub mod delimited;
+mod error;
+mod exceptions;
+pub mod rowgroup;
+pub mod text;
+
+pub use archive::{
+    is_archive, rebuild, ArchiveReader, RecordWriter, WriteOptions, DEFAULT_ROW_GROUP,
+};
+pub use delimited::{sniff, sniff_with, Dialect};
+pub use error::{Error, Result};

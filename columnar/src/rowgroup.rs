@@ -1,0 +1,463 @@
+//! A row group: a run of whole records shredded into columns, each column's streams
+//! compressed as core chunks, and a checksummed header that says where every chunk is, what
+//! kind each column is and its statistics. Encoding verifies itself: a row group whose rebuild
+//! would differ from its input is stored as one verbatim exception instead.
+
+use rayon::prelude::*;
+
+use glyd_core::chunk::{decode_chunk, encode_chunk};
+use glyd_core::Level;
+
+use crate::bytes::{put_varint, zigzag, Cursor};
+use crate::column::{self, Column, Kind, Role, Stats};
+use crate::delimited::{self, Dialect, LF};
+use crate::error::{Error, Result};
+use crate::exceptions::Exceptions;
+
+/// The largest row group input a reader accepts (writers cut them smaller).
+pub const MAX_INPUT: u64 = 64 << 20;
+
+/// Row-level streams, after the columns' streams.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum RowRole {
+    Terminators = 0,
+    ExceptionIndex = 1,
+    ExceptionBytes = 2,
+}
+
+/// Where one compressed stream lies in the archive.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StreamMeta {
+    pub role: u8,
+    /// Archive offset of the chunk.
+    pub offset: u64,
+    pub stored: u64,
+}
+
+/// One column chunk's description.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ColumnMeta {
+    pub kind: Kind,
+    /// Bytes of the column's values as spelled in the input.
+    pub raw_bytes: u64,
+    pub stats: Stats,
+    pub streams: Vec<StreamMeta>,
+}
+
+impl ColumnMeta {
+    /// Compressed bytes of the chunk.
+    pub fn stored(&self) -> u64 {
+        self.streams.iter().map(|s| s.stored).sum()
+    }
+}
+
+/// A row group's header, parsed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RowGroupMeta {
+    /// Archive offset of the row group (its tag byte).
+    pub offset: u64,
+    pub rows: u64,
+    /// Bytes of input the row group rebuilds to.
+    pub input_len: u64,
+    /// glyd-core checksum of those bytes.
+    pub input_checksum: u32,
+    pub columns: Vec<ColumnMeta>,
+    pub row_streams: Vec<StreamMeta>,
+    /// Archive offset just past the row group.
+    pub end: u64,
+}
+
+fn kind_code(k: Kind) -> (u8, Option<u8>) {
+    match k {
+        Kind::Int => (0, None),
+        Kind::Decimal(p) => (1, Some(p)),
+        Kind::Date => (2, None),
+        Kind::Text => (3, None),
+    }
+}
+
+fn put_stats(out: &mut Vec<u8>, s: &Stats) {
+    let bits = u8::from(s.int_range.is_some())
+        | u8::from(s.text_range.is_some()) << 1
+        | u8::from(s.distinct.is_some()) << 2;
+    out.push(bits);
+    put_varint(out, s.nulls);
+    if let Some((a, b)) = s.int_range {
+        put_varint(out, zigzag(a));
+        put_varint(out, zigzag(b));
+    }
+    if let Some((a, b)) = &s.text_range {
+        crate::bytes::put_prefixed(out, a);
+        crate::bytes::put_prefixed(out, b);
+    }
+    if let Some(d) = s.distinct {
+        put_varint(out, d);
+    }
+}
+
+fn get_stats(c: &mut Cursor<'_>, rows: u64) -> Result<Stats> {
+    let bits = c.u8()?;
+    if bits > 7 {
+        return Err(c.corrupt(format!("unknown statistics flags {bits:#x}")));
+    }
+    let nulls = c.bounded(rows, "null count")? as u64;
+    let int_range = if bits & 1 != 0 {
+        let (a, b) = (c.signed()?, c.signed()?);
+        if a > b {
+            return Err(c.corrupt(format!("minimum {a} above maximum {b}")));
+        }
+        Some((a, b))
+    } else {
+        None
+    };
+    let text_range = if bits & 2 != 0 {
+        let (a, b) = (c.prefixed()?.to_vec(), c.prefixed()?.to_vec());
+        if a > b || a.len() > column::MAX_STAT_TEXT || b.len() > column::MAX_STAT_TEXT {
+            return Err(c.corrupt("text minimum above maximum, or longer than 64 bytes"));
+        }
+        Some((a, b))
+    } else {
+        None
+    };
+    let distinct = if bits & 4 != 0 {
+        Some(c.bounded(rows, "distinct count")? as u64)
+    } else {
+        None
+    };
+    Ok(Stats {
+        nulls,
+        int_range,
+        text_range,
+        distinct,
+    })
+}
+
+fn put_streams(out: &mut Vec<u8>, streams: &[(u8, usize)]) {
+    out.push(streams.len() as u8);
+    for &(role, stored) in streams {
+        out.push(role);
+        put_varint(out, stored as u64);
+    }
+}
+
+fn get_streams(c: &mut Cursor<'_>, at: &mut u64, max_role: u8) -> Result<Vec<StreamMeta>> {
+    let n = c.u8()?;
+    let mut out: Vec<StreamMeta> = Vec::with_capacity(n as usize);
+    for _ in 0..n {
+        let role = c.u8()?;
+        if role > max_role || out.iter().any(|s| s.role >= role) {
+            return Err(c.corrupt(format!(
+                "stream role {role} unknown, repeated or out of order"
+            )));
+        }
+        let stored = c.bounded(u64::from(u32::MAX), "stream size")? as u64;
+        out.push(StreamMeta {
+            role,
+            offset: *at,
+            stored,
+        });
+        *at += stored;
+    }
+    Ok(out)
+}
+
+/// Shreds, codes and compresses one row group of `src` (whole records), returning its bytes as
+/// they go into the archive (tag first). Verifies the result rebuilds to `src`.
+pub fn encode(src: &[u8], d: &Dialect, level: Level) -> Vec<u8> {
+    let shredded = delimited::shred(src, d);
+    let out = encode_shredded(src, &shredded, level);
+    match verify(&out, src, d) {
+        Ok(()) => out,
+        Err(_) => {
+            // Not expected; but whatever went wrong, the input is kept whole.
+            let mut verbatim = delimited::Shredded {
+                columns: vec![Default::default(); d.columns],
+                ..Default::default()
+            };
+            if !src.is_empty() {
+                verbatim.exceptions.push(0, src);
+            }
+            encode_shredded(src, &verbatim, level)
+        }
+    }
+}
+
+fn verify(encoded: &[u8], src: &[u8], d: &Dialect) -> Result<()> {
+    let meta = parse_header(encoded, 0, d.columns)?;
+    let mut out = Vec::with_capacity(src.len());
+    rebuild(encoded, &meta, d, &mut out)?;
+    if out != src {
+        return Err(Error::corrupt(
+            "row group",
+            0,
+            "rebuild differs from its input",
+        ));
+    }
+    Ok(())
+}
+
+fn encode_shredded(src: &[u8], s: &delimited::Shredded, level: Level) -> Vec<u8> {
+    let columns: Vec<column::EncodedColumn> = s.columns.par_iter().map(column::encode).collect();
+    let mut row_streams: Vec<(u8, Vec<u8>)> = Vec::new();
+    if s.terminators.iter().any(|&t| t != LF) {
+        row_streams.push((RowRole::Terminators as u8, s.terminators.clone()));
+    }
+    if !s.exceptions.is_empty() {
+        let (index, bytes) = s.exceptions.encode();
+        row_streams.push((RowRole::ExceptionIndex as u8, index));
+        row_streams.push((RowRole::ExceptionBytes as u8, bytes));
+    }
+    // Every non-empty stream becomes a chunk; all of them compress in parallel.
+    let mut raw: Vec<&[u8]> = Vec::new();
+    for c in &columns {
+        raw.extend(c.streams.iter().map(|(_, b)| &b[..]));
+    }
+    raw.extend(row_streams.iter().map(|(_, b)| &b[..]));
+    let chunks: Vec<Vec<u8>> = raw
+        .par_iter()
+        .map(|b| {
+            let mut out = Vec::new();
+            if !b.is_empty() {
+                encode_chunk(b, level, &mut out);
+            }
+            out
+        })
+        .collect();
+    let mut sizes = chunks.iter().map(Vec::len);
+    let mut header = Vec::new();
+    put_varint(&mut header, src.len() as u64);
+    put_varint(&mut header, s.rows() as u64);
+    header.extend_from_slice(&glyd_core::checksum(src).to_le_bytes());
+    put_varint(&mut header, columns.len() as u64);
+    let listed = |streams: Vec<(u8, usize)>| -> Vec<(u8, usize)> {
+        streams.into_iter().filter(|&(_, n)| n > 0).collect()
+    };
+    for c in &columns {
+        let (code, places) = kind_code(c.kind);
+        header.push(code);
+        header.extend(places);
+        put_varint(&mut header, c.raw_bytes);
+        put_stats(&mut header, &c.stats);
+        let streams: Vec<(u8, usize)> = c
+            .streams
+            .iter()
+            .map(|(r, _)| (*r as u8, sizes.next().expect("one size per stream")))
+            .collect();
+        let mut streams = listed(streams);
+        streams.sort_unstable();
+        put_streams(&mut header, &streams);
+    }
+    let streams: Vec<(u8, usize)> = row_streams
+        .iter()
+        .map(|(r, _)| (*r, sizes.next().expect("one size per stream")))
+        .collect();
+    put_streams(&mut header, &listed(streams));
+    // Chunks go in the order the header lists them: by column, then by role.
+    let mut out = vec![TAG_ROW_GROUP];
+    put_varint(&mut out, header.len() as u64);
+    out.extend_from_slice(&header);
+    out.extend_from_slice(&glyd_core::checksum(&header).to_le_bytes());
+    let mut k = 0;
+    for c in &columns {
+        let mut order: Vec<(Role, usize)> = c
+            .streams
+            .iter()
+            .enumerate()
+            .map(|(i, (r, _))| (*r, k + i))
+            .collect();
+        order.sort_unstable();
+        for (_, i) in order {
+            out.extend_from_slice(&chunks[i]);
+        }
+        k += c.streams.len();
+    }
+    for chunk in &chunks[k..] {
+        out.extend_from_slice(chunk);
+    }
+    out
+}
+
+/// Tag byte of a row group.
+pub const TAG_ROW_GROUP: u8 = 1;
+/// Tag byte of the archive's end (footer follows).
+pub const TAG_END: u8 = 0;
+
+/// Parses the row group whose tag byte is `src[0]`, at archive offset `offset`, for a dialect
+/// of `columns` columns. `src` may extend past the row group; only its header is read.
+pub fn parse_header(src: &[u8], offset: u64, columns: usize) -> Result<RowGroupMeta> {
+    let mut c = Cursor::new(src, offset, "row group header");
+    if c.u8()? != TAG_ROW_GROUP {
+        return Err(c.corrupt("expected a row group"));
+    }
+    let body = c.prefixed()?;
+    let start = c.offset() - body.len() as u64;
+    let stored_sum = u32::from_le_bytes(c.bytes(4)?.try_into().expect("4 bytes"));
+    if glyd_core::checksum(body) != stored_sum {
+        return Err(Error::corrupt(
+            "row group header",
+            start,
+            "checksum mismatch (the header is damaged)",
+        ));
+    }
+    let mut at = c.offset();
+    let mut h = Cursor::new(body, start, "row group header");
+    let input_len = h.bounded(MAX_INPUT, "input size")? as u64;
+    // Every row but an unterminated last one takes at least one byte of input.
+    let rows = h.bounded(input_len + 1, "row count")? as u64;
+    let input_checksum = u32::from_le_bytes(h.bytes(4)?.try_into().expect("4 bytes"));
+    let ncols = h.bounded(columns as u64, "column count")?;
+    if ncols != columns {
+        return Err(h.corrupt(format!("{ncols} columns where the archive has {columns}")));
+    }
+    let mut metas = Vec::with_capacity(ncols);
+    for _ in 0..ncols {
+        let kind = match h.u8()? {
+            0 => Kind::Int,
+            1 => match h.u8()? {
+                p @ 1..=18 => Kind::Decimal(p),
+                p => return Err(h.corrupt(format!("decimal with {p} places"))),
+            },
+            2 => Kind::Date,
+            3 => Kind::Text,
+            k => return Err(h.corrupt(format!("unknown column kind {k}"))),
+        };
+        let raw_bytes = h.bounded(input_len, "column size")? as u64;
+        let stats = get_stats(&mut h, rows)?;
+        let streams = get_streams(&mut h, &mut at, Role::Ids as u8)?;
+        metas.push(ColumnMeta {
+            kind,
+            raw_bytes,
+            stats,
+            streams,
+        });
+    }
+    let row_streams = get_streams(&mut h, &mut at, RowRole::ExceptionBytes as u8)?;
+    h.finish()?;
+    Ok(RowGroupMeta {
+        offset,
+        rows,
+        input_len,
+        input_checksum,
+        columns: metas,
+        row_streams,
+        end: at,
+    })
+}
+
+/// Decodes the chunks of `streams` (from `src`, which starts at archive offset `base`).
+fn decode_streams(
+    src: &[u8],
+    base: u64,
+    streams: &[StreamMeta],
+    limit: usize,
+) -> Result<Vec<(u8, Vec<u8>)>> {
+    streams
+        .par_iter()
+        .map(|s| {
+            let start = (s.offset - base) as usize;
+            let chunk = src
+                .get(start..start + s.stored as usize)
+                .ok_or(Error::Truncated {
+                    what: "column chunk",
+                    offset: s.offset,
+                })?;
+            Ok((s.role, decode_chunk(chunk, limit, s.offset)?))
+        })
+        .collect()
+}
+
+/// Decodes the columns in `which` (all when `None`) of the row group `meta`, whose bytes start
+/// at `src[0]` (archive offset `meta.offset`).
+pub fn decode_columns(
+    src: &[u8],
+    meta: &RowGroupMeta,
+    which: Option<&[usize]>,
+) -> Result<Vec<Column>> {
+    let limit = chunk_limit(meta);
+    let all: Vec<usize> = (0..meta.columns.len()).collect();
+    let which = which.unwrap_or(&all);
+    which
+        .par_iter()
+        .map(|&i| {
+            let cm = meta.columns.get(i).ok_or_else(|| {
+                Error::Request(format!(
+                    "column {i} does not exist (the row group has {})",
+                    meta.columns.len()
+                ))
+            })?;
+            let streams = decode_streams(src, meta.offset, &cm.streams, limit)?;
+            let streams = streams
+                .into_iter()
+                .map(|(r, b)| (Role::from_u8(r).expect("roles checked at parse"), b))
+                .collect();
+            column::decode(cm.kind, meta.rows as usize, streams).map_err(|e| match e {
+                Error::Corrupt { what, detail, .. } => Error::Corrupt {
+                    what,
+                    offset: cm.streams.first().map_or(meta.offset, |s| s.offset),
+                    detail: format!("column {i}: {detail}"),
+                },
+                e => e,
+            })
+        })
+        .collect()
+}
+
+/// The most bytes any stream of a row group can decode to: integers take at most 10 bytes per
+/// input byte, and everything else less.
+fn chunk_limit(meta: &RowGroupMeta) -> usize {
+    (meta.input_len as usize)
+        .saturating_mul(10)
+        .saturating_add(64)
+}
+
+/// Rebuilds the row group's input and appends it to `out`, checking it against the stored
+/// checksum.
+pub fn rebuild(src: &[u8], meta: &RowGroupMeta, d: &Dialect, out: &mut Vec<u8>) -> Result<()> {
+    let columns = decode_columns(src, meta, None)?;
+    let mut rows = decode_streams(src, meta.offset, &meta.row_streams, chunk_limit(meta))?;
+    let mut take = |role: RowRole| {
+        rows.iter_mut()
+            .find(|(r, _)| *r == role as u8)
+            .map(|(_, b)| std::mem::take(b))
+    };
+    let terminators = match take(RowRole::Terminators) {
+        Some(t) if t.len() as u64 == meta.rows && t.iter().all(|&x| x <= delimited::NONE) => t,
+        Some(_) => {
+            return Err(Error::corrupt(
+                "row group",
+                meta.offset,
+                "terminator stream does not match the row count",
+            ))
+        }
+        None => vec![LF; meta.rows as usize],
+    };
+    let exceptions = match (take(RowRole::ExceptionIndex), take(RowRole::ExceptionBytes)) {
+        (None, None) => Exceptions::default(),
+        (Some(i), b) => Exceptions::decode(&i, b.unwrap_or_default(), meta.rows)?,
+        (None, Some(_)) => {
+            return Err(Error::corrupt(
+                "row group",
+                meta.offset,
+                "exception bytes without an exception index",
+            ))
+        }
+    };
+    let start = out.len();
+    out.reserve(meta.input_len as usize);
+    delimited::rebuild(&columns, &terminators, &exceptions, d.delimiter, out);
+    let rebuilt = &out[start..];
+    if rebuilt.len() as u64 != meta.input_len || glyd_core::checksum(rebuilt) != meta.input_checksum
+    {
+        return Err(Error::corrupt(
+            "row group",
+            meta.offset,
+            format!(
+                "rebuilt {} bytes that do not match the stored size {} and checksum",
+                rebuilt.len(),
+                meta.input_len
+            ),
+        ));
+    }
+    Ok(())
+}

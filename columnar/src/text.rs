@@ -1,0 +1,241 @@
+//! The typed spellings record mode recognizes in text fields, parsed only when formatting the
+//! value back gives the very same bytes: canonical integers, decimals with a fixed number of
+//! places, and ISO dates. Anything else stays text.
+
+/// The most digits a typed value may have: 18 decimal digits always fit in an i64.
+const MAX_DIGITS: usize = 18;
+
+/// `-?(0|[1-9][0-9]*)`, at most 18 digits, not `-0`.
+pub fn parse_int(b: &[u8]) -> Option<i64> {
+    let (neg, digits) = match b.split_first() {
+        Some((b'-', rest)) => (true, rest),
+        _ => (false, b),
+    };
+    if digits.is_empty() || digits.len() > MAX_DIGITS || (digits[0] == b'0' && digits.len() > 1) {
+        return None;
+    }
+    let mut v: i64 = 0;
+    for &c in digits {
+        let d = c.wrapping_sub(b'0');
+        if d > 9 {
+            return None;
+        }
+        v = v * 10 + i64::from(d);
+    }
+    if neg {
+        (v != 0).then_some(-v)
+    } else {
+        Some(v)
+    }
+}
+
+/// `-?(0|[1-9][0-9]*)\.[0-9]+` with at most 18 digits in all: the value scaled by 10^places,
+/// and the places. A negative zero (`-0.00`) is not canonical and is refused.
+pub fn parse_decimal(b: &[u8]) -> Option<(i64, u8)> {
+    let dot = b.iter().position(|&c| c == b'.')?;
+    let (int, frac) = (&b[..dot], &b[dot + 1..]);
+    if frac.is_empty() || frac.len() > MAX_DIGITS {
+        return None;
+    }
+    let neg = int.first() == Some(&b'-');
+    let whole = parse_int(if neg { &int[1..] } else { int })?;
+    let digits = int.len() - usize::from(neg) + frac.len();
+    if digits > MAX_DIGITS {
+        return None;
+    }
+    let mut v = whole;
+    for &c in frac {
+        let d = c.wrapping_sub(b'0');
+        if d > 9 {
+            return None;
+        }
+        v = v * 10 + i64::from(d);
+    }
+    if neg {
+        (v != 0).then_some((-v, frac.len() as u8))
+    } else {
+        Some((v, frac.len() as u8))
+    }
+}
+
+/// `YYYY-MM-DD` (a real calendar day, year 0000..9999): days since 1970-01-01.
+pub fn parse_date(b: &[u8]) -> Option<i64> {
+    if b.len() != 10 || b[4] != b'-' || b[7] != b'-' {
+        return None;
+    }
+    let num = |s: &[u8]| -> Option<i64> {
+        s.iter().try_fold(0i64, |v, &c| {
+            let d = c.wrapping_sub(b'0');
+            (d <= 9).then_some(v * 10 + i64::from(d))
+        })
+    };
+    let (y, m, d) = (num(&b[..4])?, num(&b[5..7])?, num(&b[8..])?);
+    if !(1..=12).contains(&m) || d < 1 || d > days_in_month(y, m) {
+        return None;
+    }
+    Some(days_from_civil(y, m, d))
+}
+
+fn days_in_month(y: i64, m: i64) -> i64 {
+    match m {
+        2 if (y % 4 == 0 && y % 100 != 0) || y % 400 == 0 => 29,
+        2 => 28,
+        4 | 6 | 9 | 11 => 30,
+        _ => 31,
+    }
+}
+
+/// Howard Hinnant's days-from-civil: proleptic Gregorian date to days since 1970-01-01.
+fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146097 + doe - 719468
+}
+
+/// Inverse of [`days_from_civil`].
+fn civil_from_days(z: i64) -> (i64, i64, i64) {
+    let z = z + 719468;
+    let era = z.div_euclid(146097);
+    let doe = z - era * 146097;
+    let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    (yoe + era * 400 + i64::from(m <= 2), m, d)
+}
+
+/// Appends the decimal digits of `v` (no sign), at least `width` of them (zero-padded).
+fn put_digits(out: &mut Vec<u8>, mut v: u64, width: usize) {
+    let mut buf = [0u8; 20];
+    let mut i = buf.len();
+    while v > 0 || buf.len() - i < width.max(1) {
+        i -= 1;
+        buf[i] = b'0' + (v % 10) as u8;
+        v /= 10;
+    }
+    out.extend_from_slice(&buf[i..]);
+}
+
+/// Appends `v` as [`parse_int`] reads it.
+pub fn put_int(out: &mut Vec<u8>, v: i64) {
+    if v < 0 {
+        out.push(b'-');
+    }
+    put_digits(out, v.unsigned_abs(), 1);
+}
+
+/// Appends `v / 10^places` as [`parse_decimal`] reads it.
+pub fn put_decimal(out: &mut Vec<u8>, v: i64, places: u8) {
+    if v < 0 {
+        out.push(b'-');
+    }
+    let p = 10u64.pow(u32::from(places));
+    let a = v.unsigned_abs();
+    put_digits(out, a / p, 1);
+    out.push(b'.');
+    put_digits(out, a % p, usize::from(places));
+}
+
+/// Appends `days` since 1970-01-01 as `YYYY-MM-DD`.
+pub fn put_date(out: &mut Vec<u8>, days: i64) {
+    let (y, m, d) = civil_from_days(days);
+    put_digits(out, y as u64, 4);
+    out.push(b'-');
+    put_digits(out, m as u64, 2);
+    out.push(b'-');
+    put_digits(out, d as u64, 2);
+}
+
+/// Whether `days` is a date [`parse_date`] can produce (years 0000..=9999).
+pub fn date_in_range(days: i64) -> bool {
+    (days_from_civil(0, 1, 1)..=days_from_civil(9999, 12, 31)).contains(&days)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn canonical_spellings_only() {
+        for ok in ["0", "7", "-7", "123456789012345678", "-100"] {
+            let v = parse_int(ok.as_bytes()).unwrap();
+            let mut out = Vec::new();
+            put_int(&mut out, v);
+            assert_eq!(out, ok.as_bytes());
+        }
+        for bad in [
+            "",
+            "-",
+            "-0",
+            "007",
+            "+1",
+            "1e3",
+            "1234567890123456789",
+            " 1",
+        ] {
+            assert_eq!(parse_int(bad.as_bytes()), None, "{bad}");
+        }
+        for ok in ["0.04", "24386.67", "-1.50", "0.000", "-0.01"] {
+            let (v, p) = parse_decimal(ok.as_bytes()).unwrap();
+            let mut out = Vec::new();
+            put_decimal(&mut out, v, p);
+            assert_eq!(out, ok.as_bytes());
+        }
+        for bad in ["1.", ".5", "-0.00", "01.5", "1.2.3", "1,5", "-.5"] {
+            assert_eq!(parse_decimal(bad.as_bytes()), None, "{bad}");
+        }
+        for ok in [
+            "1996-03-13",
+            "2000-02-29",
+            "0000-01-01",
+            "9999-12-31",
+            "1969-12-31",
+        ] {
+            let v = parse_date(ok.as_bytes()).unwrap();
+            let mut out = Vec::new();
+            put_date(&mut out, v);
+            assert_eq!(out, ok.as_bytes());
+        }
+        for bad in [
+            "1996-3-13",
+            "1900-02-29",
+            "1996-13-01",
+            "1996-00-10",
+            "19960313",
+            "1996-03-32",
+        ] {
+            assert_eq!(parse_date(bad.as_bytes()), None, "{bad}");
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn parsed_values_format_back_exactly(s in "-?[0-9]{0,20}(\\.[0-9]{0,20})?") {
+            let b = s.as_bytes();
+            if let Some(v) = parse_int(b) {
+                let mut out = Vec::new();
+                put_int(&mut out, v);
+                prop_assert_eq!(&out[..], b);
+            }
+            if let Some((v, p)) = parse_decimal(b) {
+                let mut out = Vec::new();
+                put_decimal(&mut out, v, p);
+                prop_assert_eq!(&out[..], b);
+            }
+        }
+
+        #[test]
+        fn dates_round_trip(days in -719528i64..2932896) {
+            let mut out = Vec::new();
+            put_date(&mut out, days);
+            prop_assert!(date_in_range(days));
+            prop_assert_eq!(parse_date(&out), Some(days));
+        }
+    }
+}

@@ -17,6 +17,7 @@ use arrow_schema::DataType;
 
 use crate::bytes::{put_varint, unzigzag, zigzag, Cursor};
 use crate::error::{Error, Result};
+use crate::template;
 use crate::text;
 
 /// Flag of a value spelled as is.
@@ -67,6 +68,7 @@ pub enum Role {
     Lengths = 2,
     Bytes = 3,
     Ids = 4,
+    Vars = 5,
 }
 
 impl Role {
@@ -77,6 +79,7 @@ impl Role {
             2 => Role::Lengths,
             3 => Role::Bytes,
             4 => Role::Ids,
+            5 => Role::Vars,
             _ => return None,
         })
     }
@@ -175,8 +178,9 @@ fn infer(col: &RawColumn) -> Kind {
     }
 }
 
-/// Types and codes one column.
-pub fn encode(col: &RawColumn) -> EncodedColumn {
+/// Types and codes one column: one or more candidate codings (the caller keeps the one that
+/// compresses smallest).
+pub fn encode(col: &RawColumn) -> Vec<EncodedColumn> {
     let kind = infer(col);
     if kind == Kind::Text {
         return encode_text(col);
@@ -215,12 +219,12 @@ pub fn encode(col: &RawColumn) -> EncodedColumn {
         streams.push((Role::Flags, flags));
     }
     streams.push((Role::Ints, encode_ints(&values)));
-    EncodedColumn {
+    vec![EncodedColumn {
         kind,
         raw_bytes: col.data.len() as u64,
         stats,
         streams,
-    }
+    }]
 }
 
 /// Integers as zigzag varints, either as they are (mode 0) or as differences from the value
@@ -278,18 +282,57 @@ fn decode_ints(src: &[u8], count: usize) -> Result<Vec<i64>> {
 /// The most distinct values a dictionary holds (ids are at most 2 bytes).
 const MAX_DICT: usize = 1 << 16;
 
-fn encode_text(col: &RawColumn) -> EncodedColumn {
-    let rows = col.rows();
-    let mut stats = Stats::default();
-    let mut streams = Vec::new();
-    if col.flags.iter().any(|&f| f != BARE) {
-        streams.push((Role::Flags, col.flags.clone()));
+/// Writes entries as a lengths stream and a bytes stream.
+fn entries_streams<'a>(entries: impl Iterator<Item = &'a [u8]>) -> (Vec<u8>, Vec<u8>) {
+    let (mut lengths, mut bytes) = (Vec::new(), Vec::new());
+    for v in entries {
+        put_varint(&mut lengths, v.len() as u64);
+        bytes.extend_from_slice(v);
     }
-    // Dictionary when values repeat enough: at most half as many distinct values as rows.
-    let mut seen: HashMap<&[u8], u32> = HashMap::new();
+    (lengths, bytes)
+}
+
+/// One id per row, 1 or 2 bytes wide after a width byte.
+fn ids_stream(ids: impl ExactSizeIterator<Item = u32>, entries: usize) -> Vec<u8> {
+    let wide = entries > 256;
+    let mut out = Vec::with_capacity(1 + ids.len() * (1 + usize::from(wide)));
+    out.push(if wide { 2 } else { 1 });
+    for id in ids {
+        if wide {
+            out.extend_from_slice(&(id as u16).to_le_bytes());
+        } else {
+            out.push(id as u8);
+        }
+    }
+    out
+}
+
+/// Text candidates: a dictionary when values repeat enough (at most half as many distinct
+/// values as rows), plain otherwise; and templates with variables when values have tokens
+/// with digits.
+fn encode_text(col: &RawColumn) -> Vec<EncodedColumn> {
+    let rows = col.rows();
+    let values = || (0..rows).map(|r| col.value(r));
+    let mut stats = Stats::default();
+    if let (Some(a), Some(b)) = (values().min(), values().max()) {
+        if a.len() <= MAX_STAT_TEXT && b.len() <= MAX_STAT_TEXT {
+            stats.text_range = Some((a.to_vec(), b.to_vec()));
+        }
+    }
+    let flags = col
+        .flags
+        .iter()
+        .any(|&f| f != BARE)
+        .then(|| (Role::Flags, col.flags.clone()));
     let limit = MAX_DICT.min(rows / 2);
-    for row in 0..rows {
-        let v = col.value(row);
+    let candidate = |stats: Stats, streams: Vec<(Role, Vec<u8>)>| EncodedColumn {
+        kind: Kind::Text,
+        raw_bytes: col.data.len() as u64,
+        stats,
+        streams: flags.iter().cloned().chain(streams).collect(),
+    };
+    let mut seen: HashMap<&[u8], u32> = HashMap::new();
+    for v in values() {
         if !seen.contains_key(v) {
             if seen.len() >= limit {
                 seen.clear();
@@ -298,59 +341,49 @@ fn encode_text(col: &RawColumn) -> EncodedColumn {
             seen.insert(v, 0);
         }
     }
-    let (min, max) = if seen.is_empty() {
-        let mut min: Option<&[u8]> = None;
-        let mut max: Option<&[u8]> = None;
-        let mut lengths = Vec::with_capacity(rows);
-        for row in 0..rows {
-            let v = col.value(row);
-            put_varint(&mut lengths, v.len() as u64);
-            min = Some(min.map_or(v, |m| m.min(v)));
-            max = Some(max.map_or(v, |m| m.max(v)));
-        }
-        streams.push((Role::Lengths, lengths));
-        streams.push((Role::Bytes, col.data.clone()));
-        (min, max)
+    let mut out = Vec::new();
+    if seen.is_empty() {
+        let (lengths, bytes) = entries_streams(values());
+        out.push(candidate(
+            stats.clone(),
+            vec![(Role::Lengths, lengths), (Role::Bytes, bytes)],
+        ));
     } else {
         let mut dict: Vec<&[u8]> = seen.keys().copied().collect();
         dict.sort_unstable();
         for (i, v) in dict.iter().enumerate() {
             *seen.get_mut(v).expect("every entry was seen") = i as u32;
         }
-        let wide = dict.len() > 256;
-        let mut ids = Vec::with_capacity(1 + rows * (1 + usize::from(wide)));
-        ids.push(if wide { 2 } else { 1 });
-        for row in 0..rows {
-            let id = seen[col.value(row)];
-            if wide {
-                ids.extend_from_slice(&(id as u16).to_le_bytes());
-            } else {
-                ids.push(id as u8);
-            }
-        }
-        let mut lengths = Vec::with_capacity(dict.len());
-        let mut bytes = Vec::new();
-        for v in &dict {
-            put_varint(&mut lengths, v.len() as u64);
-            bytes.extend_from_slice(v);
-        }
-        stats.distinct = Some(dict.len() as u64);
-        streams.push((Role::Ids, ids));
-        streams.push((Role::Lengths, lengths));
-        streams.push((Role::Bytes, bytes));
-        (dict.first().copied(), dict.last().copied())
-    };
-    if let (Some(a), Some(b)) = (min, max) {
-        if a.len() <= MAX_STAT_TEXT && b.len() <= MAX_STAT_TEXT {
-            stats.text_range = Some((a.to_vec(), b.to_vec()));
+        let ids = ids_stream(values().map(|v| seen[v]), dict.len());
+        let (lengths, bytes) = entries_streams(dict.iter().copied());
+        let mut s = stats.clone();
+        s.distinct = Some(dict.len() as u64);
+        out.push(candidate(
+            s,
+            vec![
+                (Role::Ids, ids),
+                (Role::Lengths, lengths),
+                (Role::Bytes, bytes),
+            ],
+        ));
+    }
+    if let Some(t) = template::encode(values(), limit.max(1)) {
+        if !t.vars.is_empty() {
+            let ids = ids_stream(t.ids.iter().copied(), t.templates.len());
+            let (lengths, bytes) = entries_streams(t.templates.iter().map(Vec::as_slice));
+            out.push(candidate(
+                stats,
+                vec![
+                    (Role::Ids, ids),
+                    (Role::Lengths, lengths),
+                    (Role::Bytes, bytes),
+                    (Role::Vars, t.vars),
+                    (Role::Ints, t.ints),
+                ],
+            ));
         }
     }
-    EncodedColumn {
-        kind: Kind::Text,
-        raw_bytes: col.data.len() as u64,
-        stats,
-        streams,
-    }
+    out
 }
 
 /// A decoded column chunk.
@@ -380,8 +413,15 @@ fn take(streams: &mut [(Role, Vec<u8>)], role: Role) -> Option<Vec<u8>> {
 }
 
 /// Rebuilds a column chunk of `rows` rows and `kind` from its decoded streams, checking that
-/// they agree with each other (lengths, counts, ids, flags).
-pub fn decode(kind: Kind, rows: usize, mut streams: Vec<(Role, Vec<u8>)>) -> Result<Column> {
+/// they agree with each other (lengths, counts, ids, flags) and that its text values come to
+/// at most `max_text` bytes (the row group's input size: a dictionary or template cannot make
+/// a reader build more than the input held).
+pub fn decode(
+    kind: Kind,
+    rows: usize,
+    max_text: usize,
+    mut streams: Vec<(Role, Vec<u8>)>,
+) -> Result<Column> {
     let bad = |detail: String| Error::corrupt("column chunk", 0, detail);
     let flags = take(&mut streams, Role::Flags);
     if let Some(f) = &flags {
@@ -416,6 +456,10 @@ pub fn decode(kind: Kind, rows: usize, mut streams: Vec<(Role, Vec<u8>)>) -> Res
     let lengths = take(&mut streams, Role::Lengths).unwrap_or_default();
     let data = take(&mut streams, Role::Bytes).unwrap_or_default();
     let ids = take(&mut streams, Role::Ids);
+    let vars = take(&mut streams, Role::Vars);
+    if vars.is_some() && ids.is_none() {
+        return Err(bad("template variables without template ids".into()));
+    }
     let entries = if ids.is_some() { lengths.len() } else { rows };
     let mut c = Cursor::new(&lengths, 0, "text lengths");
     let mut offsets = Vec::with_capacity(entries.min(lengths.len()) + 1);
@@ -459,9 +503,42 @@ pub fn decode(kind: Kind, rows: usize, mut streams: Vec<(Role, Vec<u8>)>) -> Res
             if ids.iter().any(|&i| i as usize >= entry_count) {
                 return Err(bad("dictionary id past the dictionary".into()));
             }
+            let text: u64 = ids
+                .iter()
+                .map(|&i| u64::from(offsets[i as usize + 1] - offsets[i as usize]))
+                .sum();
+            if text > max_text as u64 {
+                return Err(bad(format!(
+                    "dictionary values come to {text} bytes, more than the {max_text} input bytes"
+                )));
+            }
             Some(ids)
         }
     };
+    if let (Some(vars), Some(ids)) = (&vars, &ids) {
+        // Templates: fill the holes now; the column is then every row's value.
+        let ints = take(&mut streams, Role::Ints).unwrap_or_default();
+        let mut values = Vec::new();
+        let mut ends = Vec::with_capacity(rows + 1);
+        ends.push(0u32);
+        template::decode(
+            &data,
+            &offsets,
+            ids,
+            vars,
+            &ints,
+            max_text,
+            &mut values,
+            &mut ends,
+        )
+        .map_err(bad)?;
+        return Ok(Column::Text {
+            flags,
+            data: values,
+            offsets: ends,
+            ids: None,
+        });
+    }
     Ok(Column::Text {
         flags,
         data,

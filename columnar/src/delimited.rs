@@ -238,13 +238,17 @@ fn push_unquoted(col: &mut RawColumn, v: &[u8]) {
 }
 
 /// Appends the text of a shredded row group: every row, with the exceptions where they were.
+/// Stops with an error once it has written more than `limit` bytes (the row group's input
+/// size: columns that claim more are damaged).
 pub fn rebuild(
     columns: &[Column],
     terminators: &[u8],
     exceptions: &Exceptions,
     delimiter: u8,
+    limit: usize,
     out: &mut Vec<u8>,
-) {
+) -> Result<()> {
+    let start = out.len();
     let mut writers: Vec<_> = columns.iter().map(Column::writer).collect();
     let mut ex = 0;
     for (row, &term) in terminators.iter().enumerate() {
@@ -263,10 +267,18 @@ pub fn rebuild(
             CRLF => out.extend_from_slice(b"\r\n"),
             _ => {}
         }
+        if out.len() - start > limit {
+            return Err(crate::error::Error::corrupt(
+                "row group",
+                0,
+                format!("rows rebuild to more than the {limit} input bytes"),
+            ));
+        }
     }
     for i in ex..exceptions.len() {
         out.extend_from_slice(exceptions.get(i));
     }
+    Ok(())
 }
 
 /// Guesses the dialect of `sample` (the start of an input; if it is not the whole input, its
@@ -369,12 +381,36 @@ mod tests {
             .columns
             .iter()
             .map(|c| {
-                let e = column::encode(c);
-                column::decode(e.kind, s.rows(), e.streams).unwrap()
+                // Every candidate coding decodes to the same spellings; keep the first.
+                let spell = |e: &column::EncodedColumn| {
+                    let col =
+                        column::decode(e.kind, s.rows(), src.len(), e.streams.clone()).unwrap();
+                    let mut out = Vec::new();
+                    let mut w = col.writer();
+                    for _ in 0..s.rows() {
+                        w.spelled(&mut out);
+                        out.push(0);
+                    }
+                    (col, out)
+                };
+                let cands = column::encode(c);
+                let (first, want) = spell(&cands[0]);
+                for e in &cands[1..] {
+                    assert_eq!(spell(e).1, want);
+                }
+                first
             })
             .collect();
         let mut out = Vec::new();
-        rebuild(&cols, &s.terminators, &s.exceptions, d.delimiter, &mut out);
+        rebuild(
+            &cols,
+            &s.terminators,
+            &s.exceptions,
+            d.delimiter,
+            src.len(),
+            &mut out,
+        )
+        .unwrap();
         assert_eq!(String::from_utf8_lossy(&out), String::from_utf8_lossy(src));
         assert_eq!(out, src);
         s
@@ -391,9 +427,12 @@ mod tests {
         let s = round_trip(body, &d);
         assert_eq!(s.rows(), 3);
         assert!(s.exceptions.is_empty());
-        assert_eq!(column::encode(&s.columns[0]).kind, column::Kind::Int);
-        assert_eq!(column::encode(&s.columns[2]).kind, column::Kind::Decimal(2));
-        assert_eq!(column::encode(&s.columns[3]).kind, column::Kind::Date);
+        assert_eq!(column::encode(&s.columns[0])[0].kind, column::Kind::Int);
+        assert_eq!(
+            column::encode(&s.columns[2])[0].kind,
+            column::Kind::Decimal(2)
+        );
+        assert_eq!(column::encode(&s.columns[3])[0].kind, column::Kind::Date);
     }
 
     #[test]

@@ -30,6 +30,7 @@ pub mod delimited;
 mod error;
 mod exceptions;
 pub mod rowgroup;
+mod template;
 pub mod text;
 
 pub use archive::{

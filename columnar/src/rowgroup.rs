@@ -198,7 +198,8 @@ fn verify(encoded: &[u8], src: &[u8], d: &Dialect) -> Result<()> {
 }
 
 fn encode_shredded(src: &[u8], s: &delimited::Shredded, level: Level) -> Vec<u8> {
-    let columns: Vec<column::EncodedColumn> = s.columns.par_iter().map(column::encode).collect();
+    let candidates: Vec<Vec<column::EncodedColumn>> =
+        s.columns.par_iter().map(column::encode).collect();
     let mut row_streams: Vec<(u8, Vec<u8>)> = Vec::new();
     if s.terminators.iter().any(|&t| t != LF) {
         row_streams.push((RowRole::Terminators as u8, s.terminators.clone()));
@@ -208,22 +209,41 @@ fn encode_shredded(src: &[u8], s: &delimited::Shredded, level: Level) -> Vec<u8>
         row_streams.push((RowRole::ExceptionIndex as u8, index));
         row_streams.push((RowRole::ExceptionBytes as u8, bytes));
     }
-    // Every non-empty stream becomes a chunk; all of them compress in parallel.
-    let mut raw: Vec<&[u8]> = Vec::new();
-    for c in &columns {
-        raw.extend(c.streams.iter().map(|(_, b)| &b[..]));
-    }
-    raw.extend(row_streams.iter().map(|(_, b)| &b[..]));
-    let chunks: Vec<Vec<u8>> = raw
+    // Every non-empty stream of every candidate becomes a chunk; all compress in parallel.
+    let compress = |b: &[u8]| {
+        let mut out = Vec::new();
+        if !b.is_empty() {
+            encode_chunk(b, level, &mut out);
+        }
+        out
+    };
+    let compressed: Vec<Vec<Vec<Vec<u8>>>> = candidates
         .par_iter()
-        .map(|b| {
-            let mut out = Vec::new();
-            if !b.is_empty() {
-                encode_chunk(b, level, &mut out);
-            }
-            out
+        .map(|cands| {
+            cands
+                .par_iter()
+                .map(|c| c.streams.par_iter().map(|(_, b)| compress(b)).collect())
+                .collect()
         })
         .collect();
+    let row_chunks: Vec<Vec<u8>> = row_streams.par_iter().map(|(_, b)| compress(b)).collect();
+    // Each column keeps its smallest candidate.
+    let mut columns = Vec::with_capacity(candidates.len());
+    let mut chunks: Vec<Vec<u8>> = Vec::new();
+    for (cands, packed) in candidates.into_iter().zip(compressed) {
+        let size = |p: &Vec<Vec<u8>>| p.iter().map(Vec::len).sum::<usize>();
+        let best = (0..cands.len())
+            .min_by_key(|&i| size(&packed[i]))
+            .expect("every column has a candidate");
+        let (c, p) = cands
+            .into_iter()
+            .zip(packed)
+            .nth(best)
+            .expect("best is a candidate");
+        columns.push(c);
+        chunks.extend(p);
+    }
+    chunks.extend(row_chunks);
     let mut sizes = chunks.iter().map(Vec::len);
     let mut header = Vec::new();
     put_varint(&mut header, src.len() as u64);
@@ -324,7 +344,7 @@ pub fn parse_header(src: &[u8], offset: u64, columns: usize) -> Result<RowGroupM
         };
         let raw_bytes = h.bounded(input_len, "column size")? as u64;
         let stats = get_stats(&mut h, rows)?;
-        let streams = get_streams(&mut h, &mut at, Role::Ids as u8)?;
+        let streams = get_streams(&mut h, &mut at, Role::Vars as u8)?;
         metas.push(ColumnMeta {
             kind,
             raw_bytes,
@@ -391,7 +411,13 @@ pub fn decode_columns(
                 .into_iter()
                 .map(|(r, b)| (Role::from_u8(r).expect("roles checked at parse"), b))
                 .collect();
-            column::decode(cm.kind, meta.rows as usize, streams).map_err(|e| match e {
+            column::decode(
+                cm.kind,
+                meta.rows as usize,
+                meta.input_len as usize,
+                streams,
+            )
+            .map_err(|e| match e {
                 Error::Corrupt { what, detail, .. } => Error::Corrupt {
                     what,
                     offset: cm.streams.first().map_or(meta.offset, |s| s.offset),
@@ -445,7 +471,22 @@ pub fn rebuild(src: &[u8], meta: &RowGroupMeta, d: &Dialect, out: &mut Vec<u8>) 
     };
     let start = out.len();
     out.reserve(meta.input_len as usize);
-    delimited::rebuild(&columns, &terminators, &exceptions, d.delimiter, out);
+    delimited::rebuild(
+        &columns,
+        &terminators,
+        &exceptions,
+        d.delimiter,
+        meta.input_len as usize,
+        out,
+    )
+    .map_err(|e| match e {
+        Error::Corrupt { what, detail, .. } => Error::Corrupt {
+            what,
+            offset: meta.offset,
+            detail,
+        },
+        e => e,
+    })?;
     let rebuilt = &out[start..];
     if rebuilt.len() as u64 != meta.input_len || glyd_core::checksum(rebuilt) != meta.input_checksum
     {

@@ -28,7 +28,7 @@ fuzz_target!(|input: &[u8]| {
         .enumerate()
         .map(|(i, &r)| (r, body[i * piece..(i + 1) * piece].to_vec()))
         .collect();
-    if let Ok(col) = decode(kind, rows, streams) {
+    if let Ok(col) = decode(kind, rows, 1 << 16, streams) {
         let mut w = col.writer();
         let mut out = Vec::new();
         for _ in 0..rows {

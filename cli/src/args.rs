@@ -16,10 +16,12 @@ Levels:
 
 Record mode (-r):
   Delimited text (CSV, TSV, '|' or ';' separated) is shredded into typed columns
-  (integers, decimals, dates, text; dictionaries where values repeat), each column
-  coded on its own. The archive rebuilds the input byte for byte with -d, and reads
-  as a table: see 'glyd inspect' and 'glyd cat'. Input that is not delimited text is
-  compressed as with plain glyd.
+  (integers, decimals, dates, text; dictionaries where values repeat; templates with
+  variables where text has numbers in it), each column coded on its own. Other text
+  (logs) is coded line by line as templates and variables. The archive rebuilds the
+  input byte for byte with -d, and reads as a table: see 'glyd inspect' and 'glyd cat'.
+  Binary input, and small input that records do not make smaller, is compressed as
+  with plain glyd.
 
 Examples:
   glyd app.log                    write app.log.glyd (app.log is kept)
@@ -159,6 +161,8 @@ pub enum RecordFormat {
     Csv,
     /// Tab-separated values
     Tsv,
+    /// Log lines: one record per line, coded as templates and variables
+    Log,
 }
 
 /// Output formats of `glyd cat`.

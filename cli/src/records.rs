@@ -6,8 +6,8 @@ use std::io::{self, Read, Write};
 use std::path::Path;
 
 use anyhow::{Context, Result};
-use glyd_columnar::column::Kind;
-use glyd_columnar::{sniff, sniff_with, ArchiveReader, RecordWriter, WriteOptions};
+use glyd_columnar::column::{Kind, Role};
+use glyd_columnar::{sniff, sniff_with, ArchiveReader, Dialect, RecordWriter, WriteOptions};
 use glyd_core::{Encoder, Options};
 
 use crate::args::{Args, CatFormat, RecordFormat};
@@ -43,9 +43,37 @@ pub fn compress<W: Write>(
         None => sniff(&sample, whole),
         Some(RecordFormat::Csv) => sniff_with(&sample, whole, b','),
         Some(RecordFormat::Tsv) => sniff_with(&sample, whole, b'\t'),
+        Some(RecordFormat::Log) => Some(Dialect::lines()),
     };
     let level = args.level();
+    let plain = Options {
+        level,
+        threads: args.threads,
+        block_size: args.block_size,
+    };
     match dialect {
+        // Input that fits in the sample is small: try both and keep the smaller, so record
+        // mode never costs more than plain compression.
+        Some(d) if whole => {
+            let columns = d.columns;
+            let opts = WriteOptions {
+                level,
+                threads: args.threads,
+                row_group_size: args.row_group.unwrap_or(glyd_columnar::DEFAULT_ROW_GROUP),
+            };
+            let mut w = RecordWriter::new(Vec::new(), d, &opts)?;
+            w.write_all(&sample)?;
+            let records = w.finish()?;
+            let flat = glyd_core::compress(&sample, &plain)?;
+            let mut out = out;
+            if records.len() <= flat.len() {
+                out.write_all(&records)?;
+                Ok((sample.len() as u64, out, Stored::Records { columns }))
+            } else {
+                out.write_all(&flat)?;
+                Ok((sample.len() as u64, out, Stored::Plain))
+            }
+        }
         Some(d) => {
             let columns = d.columns;
             let opts = WriteOptions {
@@ -59,12 +87,7 @@ pub fn compress<W: Write>(
             Ok((n, w.finish()?, Stored::Records { columns }))
         }
         None => {
-            let opts = Options {
-                level,
-                threads: args.threads,
-                block_size: args.block_size,
-            };
-            let mut enc = Encoder::new(out, &opts)?;
+            let mut enc = Encoder::new(out, &plain)?;
             enc.write_all(&sample)?;
             let n = pump(reader, &mut enc)? + sample.len() as u64;
             Ok((n, enc.finish()?, Stored::Plain))
@@ -124,8 +147,10 @@ pub fn inspect(path: &Path) -> Result<()> {
     for (i, field) in schema.fields().iter().enumerate() {
         let (mut raw, mut st, mut dict, mut distinct, mut nulls) = (0u64, 0u64, 0usize, 0u64, 0u64);
         let mut kinds: Vec<Kind> = Vec::new();
+        let mut templated = 0;
         for g in r.row_groups() {
             let c = &g.columns[i];
+            templated += usize::from(c.streams.iter().any(|s| s.role == Role::Vars as u8));
             raw += c.raw_bytes;
             st += c.stored();
             nulls += c.stats.nulls;
@@ -139,7 +164,9 @@ pub fn inspect(path: &Path) -> Result<()> {
         }
         let groups = r.row_groups().len();
         let codec = match kinds.as_slice() {
+            [Kind::Text] if templated == groups && groups > 0 => "templates".to_string(),
             [Kind::Text] if dict == groups && groups > 0 => format!("dictionary (≤{distinct})"),
+            [Kind::Text] if templated > 0 => "templates / other".to_string(),
             [Kind::Text] if dict > 0 => "dictionary / plain".to_string(),
             [Kind::Text] | [] => "plain".to_string(),
             [_] => "varint deltas".to_string(),

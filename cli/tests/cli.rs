@@ -322,11 +322,25 @@ fn record_mode_round_trips_and_reads_as_a_table() {
 fn record_mode_in_pipes_and_on_input_that_is_not_records() {
     let (dir, log) = workdir();
     let d = dir.path();
-    // A log is not delimited text: -r falls back to a plain frame, and says so.
+    // A log is coded line by line as templates: smaller than plain.
     let o = run(&["-r", "-v", "app.log"], d);
     assert!(o.status.success(), "{}", stderr(&o));
-    assert!(stderr(&o).contains("not records"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("as records"), "{}", stderr(&o));
+    let plain = run(&["-c", "app.log"], d).stdout;
+    let records = std::fs::read(d.join("app.log.glyd")).unwrap();
+    assert!(
+        records.len() < plain.len(),
+        "{} vs plain {}",
+        records.len(),
+        plain.len()
+    );
     assert_eq!(run(&["-dc", "app.log.glyd"], d).stdout, log);
+    // Binary input is not records: -r falls back to a plain frame, and says so.
+    std::fs::write(d.join("bin"), &plain).unwrap();
+    let o = run(&["-r", "-v", "bin"], d);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("not records"), "{}", stderr(&o));
+    assert_eq!(run(&["-dc", "bin.glyd"], d).stdout, plain);
 
     let data = std::fs::read(sample_csv()).unwrap();
     let mut child = glyd()

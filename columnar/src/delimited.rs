@@ -14,6 +14,10 @@ use crate::text;
 /// Delimiters tried by [`sniff`], in order of preference on a tie.
 pub const DELIMITERS: [u8; 4] = [b',', b'\t', b'|', b';'];
 
+/// The delimiter of a *lines* dialect: each line is one record of one field, unquoted (logs
+/// and other line-oriented text; the field is then coded as templates and variables).
+pub const LINES: u8 = b'\n';
+
 /// Row terminators: `\n`, `\r\n`, or none (the input's last line, unterminated).
 pub const LF: u8 = 0;
 pub const CRLF: u8 = 1;
@@ -31,6 +35,16 @@ pub struct Dialect {
 }
 
 impl Dialect {
+    /// The lines dialect: one record per line, one column named `line`.
+    pub fn lines() -> Self {
+        Dialect {
+            delimiter: LINES,
+            columns: 1,
+            header: None,
+            names: vec!["line".into()],
+        }
+    }
+
     pub fn encode(&self, out: &mut Vec<u8>) {
         out.push(self.delimiter);
         put_varint(out, self.columns as u64);
@@ -83,6 +97,19 @@ enum Record {
 fn parse_record(src: &[u8], start: usize, delim: u8, fields: &mut Vec<Field>) -> Record {
     fields.clear();
     let n = src.len();
+    if delim == LINES {
+        let (end, next, term) = match memchr(b'\n', &src[start..]) {
+            None => (n, n, NONE),
+            Some(i) if i > 0 && src[start + i - 1] == b'\r' => (start + i - 1, start + i + 1, CRLF),
+            Some(i) => (start + i, start + i + 1, LF),
+        };
+        fields.push(Field {
+            start,
+            end,
+            quoted: false,
+        });
+        return Record::Row { next, term };
+    }
     let mut p = start;
     loop {
         if p < n && src[p] == b'"' {
@@ -282,10 +309,28 @@ pub fn rebuild(
 }
 
 /// Guesses the dialect of `sample` (the start of an input; if it is not the whole input, its
-/// last, possibly cut, line is ignored). `None` when no delimiter gives at least two fields on
-/// at least 90% of the sample's records.
+/// last, possibly cut, line is ignored): delimited when a delimiter gives at least two fields
+/// on at least 90% of the sample's records; otherwise lines, when the sample is text (valid
+/// UTF-8 without NUL bytes, at least two lines, none over 64 KiB); otherwise `None`.
 pub fn sniff(sample: &[u8], whole: bool) -> Option<Dialect> {
-    sniff_among(sample, whole, &DELIMITERS, 2, 0.9)
+    sniff_among(sample, whole, &DELIMITERS, 2, 0.9).or_else(|| lines(sample, whole))
+}
+
+/// The lines dialect, if `sample` is line-oriented text.
+fn lines(sample: &[u8], whole: bool) -> Option<Dialect> {
+    let cut = if whole {
+        sample
+    } else {
+        &sample[..sample.iter().rposition(|&c| c == b'\n')? + 1]
+    };
+    let text = std::str::from_utf8(cut).is_ok() && memchr(0, cut).is_none();
+    let mut count = 0;
+    let mut longest = 0;
+    for line in cut.split(|&c| c == b'\n') {
+        count += 1;
+        longest = longest.max(line.len());
+    }
+    (text && count > 2 && longest <= 64 << 10).then(Dialect::lines)
 }
 
 /// The dialect of `sample` with `delimiter` imposed: its commonest field count, whatever
@@ -463,10 +508,16 @@ mod tests {
     }
 
     #[test]
-    fn sniffs_tsv_and_rejects_prose() {
+    fn sniffs_tsv_lines_and_rejects_binary() {
         let tsv = b"a\tb\tc\n1\t2\t3\n4\t5\t6\n";
         assert_eq!(sniff(tsv, true).unwrap().delimiter, b'\t');
-        let prose = b"This is a line of text.\nAnother one, with a comma.\nAnd a third.\n";
-        assert_eq!(sniff(prose, true), None);
+        let log = b"10:00:01 start pid=12\nA line, with a comma.\n10:00:02 stop pid=12\r\n\"q\n";
+        let d = sniff(log, true).unwrap();
+        assert_eq!((d.delimiter, d.columns), (LINES, 1));
+        let s = round_trip(log, &d);
+        assert_eq!(s.rows(), 4);
+        assert!(s.exceptions.is_empty());
+        assert_eq!(sniff(b"\x00\x01\x02\n\x03\n\x04\n", true), None);
+        assert_eq!(sniff(b"\xff\xfe\n\n\n", true), None);
     }
 }

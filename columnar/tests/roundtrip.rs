@@ -6,6 +6,7 @@
 use std::io::Write;
 use std::path::PathBuf;
 
+use glyd_columnar::delimited::LINES;
 use glyd_columnar::{rebuild, sniff, ArchiveReader, Dialect, RecordWriter, WriteOptions};
 use glyd_core::Level;
 use proptest::prelude::*;
@@ -49,24 +50,25 @@ fn check(src: &[u8], d: Dialect, opts: &WriteOptions, piece: usize) -> Vec<u8> {
 }
 
 #[test]
-fn corpus_csvs_round_trip_and_beat_plain_compression() {
+fn corpus_logs_and_csvs_round_trip_and_beat_plain_compression() {
     for path in corpus("loghub") {
         let src = std::fs::read(&path).unwrap();
         let name = path.file_name().unwrap().to_string_lossy().to_string();
-        match sniff(&src, true) {
-            Some(d) => {
-                assert!(name.ends_with(".csv"), "{name} sniffed as delimited");
-                let archive = check(&src, d, &WriteOptions::default(), src.len());
-                let plain = glyd_core::compress(&src, &glyd_core::Options::default()).unwrap();
-                assert!(
-                    archive.len() < plain.len(),
-                    "{name}: record archive {} bytes, plain {}",
-                    archive.len(),
-                    plain.len()
-                );
-            }
-            None => assert!(name.ends_with(".log"), "{name} not sniffed"),
-        }
+        let d = sniff(&src, true).unwrap_or_else(|| panic!("{name} not sniffed"));
+        let want = if name.ends_with(".csv") { b',' } else { LINES };
+        assert_eq!(
+            d.delimiter, want,
+            "{name} sniffed as {:?}",
+            d.delimiter as char
+        );
+        let archive = check(&src, d, &WriteOptions::default(), src.len());
+        let plain = glyd_core::compress(&src, &glyd_core::Options::default()).unwrap();
+        assert!(
+            archive.len() < plain.len(),
+            "{name}: record archive {} bytes, plain {}",
+            archive.len(),
+            plain.len()
+        );
     }
 }
 
@@ -138,10 +140,10 @@ proptest! {
             0..600,
         ),
         columns in 1usize..5,
-        tab in any::<bool>(),
+        delimiter in prop_oneof![Just(b','), Just(b'\t'), Just(LINES)],
         piece in 1usize..200,
     ) {
-        let d = dialect(if tab { b'\t' } else { b',' }, columns, None);
+        let d = if delimiter == LINES { Dialect::lines() } else { dialect(delimiter, columns, None) };
         let opts = WriteOptions { level: Level::Fast, threads: 1, row_group_size: 1 << 10 };
         check(&src, d, &opts, piece);
     }

@@ -230,14 +230,12 @@ impl<W: Write> RecordWriter<W> {
             )));
         }
         let threads = glyd_core::resolve_threads(opts.threads);
-        let pool = (threads > 1)
-            .then(|| {
-                rayon::ThreadPoolBuilder::new()
-                    .num_threads(threads)
-                    .build()
-                    .ok()
-            })
-            .flatten();
+        // Our own pool of exactly `threads` workers: row groups and their columns encode on
+        // it (`-T 1` really is one thread).
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .ok();
         let head = header_bytes(&dialect, opts.level);
         inner.write_all(&head)?;
         Ok(Self {

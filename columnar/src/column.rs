@@ -129,6 +129,8 @@ pub const MAX_STAT_TEXT: usize = 64;
 /// A column chunk ready to store: kind, statistics and uncompressed streams.
 pub struct EncodedColumn {
     pub kind: Kind,
+    /// A typed column's present values (for candidates relative to other columns).
+    pub values: Vec<i64>,
     /// Bytes of the values as they were spelled (quotes and delimiters not counted).
     pub raw_bytes: u64,
     pub stats: Stats,
@@ -218,13 +220,143 @@ pub fn encode(col: &RawColumn) -> Vec<EncodedColumn> {
     if nulls > 0 {
         streams.push((Role::Flags, flags));
     }
-    streams.push((Role::Ints, encode_ints(&values)));
-    vec![EncodedColumn {
-        kind,
-        raw_bytes: col.data.len() as u64,
-        stats,
-        streams,
-    }]
+    // One candidate per integer coding; the row group keeps the one that compresses smallest.
+    [
+        encode_ints(&values),
+        planes(&values, false),
+        planes(&values, true),
+    ]
+    .into_iter()
+    .map(|ints| {
+        let mut streams = streams.clone();
+        streams.push((Role::Ints, ints));
+        EncodedColumn {
+            kind,
+            values: values.clone(),
+            raw_bytes: col.data.len() as u64,
+            stats: stats.clone(),
+            streams,
+        }
+    })
+    .collect()
+}
+
+/// Integer stream mode: differences from another column of the row group (its index follows
+/// as a varint, then an integer stream of modes 0..=3).
+pub const RELATIVE: u8 = 4;
+
+/// Integer stream candidates for `values` coded as differences from column `base`'s values.
+pub fn relative_candidates(values: &[i64], base_values: &[i64], base: usize) -> Vec<Vec<u8>> {
+    let diffs: Vec<i64> = values
+        .iter()
+        .zip(base_values)
+        .map(|(&v, &b)| v.wrapping_sub(b))
+        .collect();
+    [encode_ints(&diffs), planes(&diffs, false)]
+        .into_iter()
+        .map(|inner| {
+            let mut out = vec![RELATIVE];
+            put_varint(&mut out, base as u64);
+            out.extend_from_slice(&inner);
+            out
+        })
+        .collect()
+}
+
+/// Bytes of `values` as zigzag varints, plain or as differences, whichever is fewer: a quick
+/// estimate of how well a sequence codes.
+pub fn varint_estimate(values: &[i64]) -> usize {
+    let len = |v: u64| (64 - (v | 1).leading_zeros()).div_ceil(7) as usize;
+    let plain: usize = values.iter().map(|&v| len(zigzag(v))).sum();
+    let delta: usize = values
+        .windows(2)
+        .map(|w| len(zigzag(w[1].wrapping_sub(w[0]))))
+        .sum();
+    plain.min(delta)
+}
+
+/// Adds base values to the columns coded relative to another (see [`RELATIVE`]). `columns`
+/// holds the decoded columns by index (`None` where not decoded); every base a column names
+/// must be decoded, typed like it, without nulls and not relative itself.
+pub fn resolve_relative(columns: &mut [Option<Column>]) -> Result<()> {
+    let bad = |detail: String| Error::corrupt("column chunk", 0, detail);
+    for j in 0..columns.len() {
+        let Some(Column::Typed {
+            base: Some(b),
+            kind,
+            ..
+        }) = &columns[j]
+        else {
+            continue;
+        };
+        let (b, kind) = (*b, *kind);
+        let base_values = match columns.get(b) {
+            Some(Some(Column::Typed {
+                kind: k,
+                flags: None,
+                values,
+                base: None,
+            })) if *k == kind && b != j => values.clone(),
+            _ => {
+                return Err(bad(format!(
+                    "column {j} is relative to column {b}, which is not a like column"
+                )))
+            }
+        };
+        let Some(Column::Typed { values, base, .. }) = &mut columns[j] else {
+            unreachable!()
+        };
+        if values.len() != base_values.len() {
+            return Err(bad(format!(
+                "column {j} and its base column {b} differ in length"
+            )));
+        }
+        for (v, &b) in values.iter_mut().zip(&base_values) {
+            *v = v.wrapping_add(b);
+        }
+        if kind == Kind::Date && !values.iter().all(|&d| text::date_in_range(d)) {
+            return Err(bad("date outside years 0000..=9999".into()));
+        }
+        *base = None;
+    }
+    Ok(())
+}
+
+/// Integer stream mode: byte planes of each value minus the smallest.
+const PLANES: u8 = 2;
+/// Integer stream mode: byte planes of zigzag differences from the value before.
+const DELTA_PLANES: u8 = 3;
+
+/// Integers as fixed-width unsigned numbers, stored plane by plane (all low bytes, then all
+/// next bytes, ...): either each value minus the smallest (mode 2, the smallest follows the
+/// width as a zigzag varint) or the zigzag difference from the value before (mode 3).
+fn planes(values: &[i64], delta: bool) -> Vec<u8> {
+    let base = values.iter().copied().min().unwrap_or(0);
+    let mut prev = 0i64;
+    let units: Vec<u64> = values
+        .iter()
+        .map(|&v| {
+            if delta {
+                let d = zigzag(v.wrapping_sub(prev));
+                prev = v;
+                d
+            } else {
+                v.wrapping_sub(base) as u64
+            }
+        })
+        .collect();
+    let max = units.iter().copied().max().unwrap_or(0);
+    let width = (64 - max.leading_zeros()).div_ceil(8) as usize;
+    let mut out = Vec::with_capacity(12 + width * units.len());
+    out.push(if delta { DELTA_PLANES } else { PLANES });
+    out.push(width as u8);
+    if !delta {
+        put_varint(&mut out, zigzag(base));
+    }
+    for plane in 0..width {
+        out.extend(units.iter().map(|&u| (u >> (8 * plane)) as u8));
+    }
+    out
 }
 
 /// Integers as zigzag varints, either as they are (mode 0) or as differences from the value
@@ -261,6 +393,38 @@ fn encode_ints(values: &[i64]) -> Vec<u8> {
 fn decode_ints(src: &[u8], count: usize) -> Result<Vec<i64>> {
     let mut c = Cursor::new(src, 0, "integer stream");
     let mode = c.u8()?;
+    if mode == PLANES || mode == DELTA_PLANES {
+        let width = c.u8()? as usize;
+        if width > 8 {
+            return Err(c.corrupt(format!("integer planes {width} bytes wide")));
+        }
+        let base = if mode == PLANES { c.signed()? } else { 0 };
+        if c.remaining() != width * count {
+            return Err(c.corrupt(format!(
+                "{} bytes of planes for {count} values {width} bytes wide",
+                c.remaining()
+            )));
+        }
+        let body = c.bytes(width * count)?;
+        let mut units = vec![0u64; count];
+        for (plane, bytes) in body.chunks_exact(count.max(1)).enumerate() {
+            for (u, &b) in units.iter_mut().zip(bytes) {
+                *u |= u64::from(b) << (8 * plane);
+            }
+        }
+        let mut prev = 0i64;
+        return Ok(units
+            .into_iter()
+            .map(|u| {
+                if mode == PLANES {
+                    base.wrapping_add(u as i64)
+                } else {
+                    prev = prev.wrapping_add(unzigzag(u));
+                    prev
+                }
+            })
+            .collect());
+    }
     if mode > 1 {
         return Err(c.corrupt(format!("unknown integer mode {mode}")));
     }
@@ -327,6 +491,7 @@ fn encode_text(col: &RawColumn) -> Vec<EncodedColumn> {
     let limit = MAX_DICT.min(rows / 2);
     let candidate = |stats: Stats, streams: Vec<(Role, Vec<u8>)>| EncodedColumn {
         kind: Kind::Text,
+        values: Vec::new(),
         raw_bytes: col.data.len() as u64,
         stats,
         streams: flags.iter().cloned().chain(streams).collect(),
@@ -387,13 +552,16 @@ fn encode_text(col: &RawColumn) -> Vec<EncodedColumn> {
 }
 
 /// A decoded column chunk.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub enum Column {
     Typed {
         kind: Kind,
         flags: Option<Vec<u8>>,
-        /// The present (non-null) values, in row order.
+        /// The present (non-null) values, in row order; until [`resolve_relative`] has run on
+        /// a column with a `base`, their differences from the base column's values.
         values: Vec<i64>,
+        /// The column whose values these are relative to (integer mode 4).
+        base: Option<usize>,
     },
     Text {
         flags: Option<Vec<u8>>,
@@ -438,8 +606,18 @@ pub fn decode(
             .as_ref()
             .map_or(rows, |f| f.iter().filter(|&&x| x == BARE).count());
         let ints = take(&mut streams, Role::Ints).ok_or_else(|| bad("no integer stream".into()))?;
-        let values = decode_ints(&ints, present)?;
-        if kind == Kind::Date && !values.iter().all(|&d| text::date_in_range(d)) {
+        let (values, base) = if ints.first() == Some(&RELATIVE) {
+            let mut c = Cursor::new(&ints[1..], 0, "integer stream");
+            let base = c.bounded(u64::from(u32::MAX), "base column")?;
+            if flags.is_some() {
+                return Err(bad("a column with nulls coded relative to another".into()));
+            }
+            let at = ints.len() - c.remaining();
+            (decode_ints(&ints[at..], present)?, Some(base))
+        } else {
+            (decode_ints(&ints, present)?, None)
+        };
+        if base.is_none() && kind == Kind::Date && !values.iter().all(|&d| text::date_in_range(d)) {
             return Err(bad("date outside years 0000..=9999".into()));
         }
         if let Kind::Decimal(p) = kind {
@@ -451,6 +629,7 @@ pub fn decode(
             kind,
             flags,
             values,
+            base,
         });
     }
     let lengths = take(&mut streams, Role::Lengths).unwrap_or_default();
@@ -589,6 +768,7 @@ impl Column {
                 kind,
                 flags,
                 values,
+                ..
             } if !as_text => {
                 let nulls = flags
                     .as_ref()

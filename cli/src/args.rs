@@ -133,12 +133,19 @@ pub struct Args {
     #[arg(short = 'B', long, value_name = "SIZE", value_parser = parse_size)]
     pub block_size: Option<usize>,
 
-    /// Record mode: shred delimited text into typed columns (plain compression if it is not records)
+    /// Record mode: shred delimited text into typed columns (plain compression if it is not
+    /// records); with -b, benchmark record mode beside plain glyd and zstd
     #[arg(short = 'r', long)]
     pub records: bool,
 
     /// Record mode: the input's format instead of sniffing it
-    #[arg(long, value_enum, value_name = "FORMAT", requires = "records")]
+    #[arg(
+        long,
+        value_enum,
+        value_name = "FORMAT",
+        requires = "records",
+        conflicts_with = "bench"
+    )]
     pub format: Option<RecordFormat>,
 
     /// Record mode: input bytes per row group, e.g. 4M (1K ..= 64M; default 16M)

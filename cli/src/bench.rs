@@ -114,6 +114,76 @@ fn peers() -> Vec<Codec> {
     v
 }
 
+/// `glyd -r` at `level` on `threads` threads: records where the input sniffs as records.
+fn record_codec(level: Level, threads: usize) -> Codec {
+    let pool = std::sync::Arc::new(
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .expect("a thread pool"),
+    );
+    Codec {
+        name: "glyd -r".into(),
+        threads,
+        compress: Box::new(move |d| {
+            crate::records::compress_in_memory(d, level, threads).expect("record mode")
+        }),
+        decompress: Box::new(move |c, mut out| {
+            if !glyd_columnar::is_archive(c) {
+                return Ok(glyd_core::decompress_into(c, out, threads)?);
+            }
+            let reader = glyd_columnar::ArchiveReader::from_bytes(c.to_vec())?;
+            Ok(pool.install(|| reader.rebuild_to(&mut out))? as usize)
+        }),
+    }
+}
+
+/// Codecs of `glyd -b -r`: record mode beside plain glyd at the same level and zstd.
+fn record_codecs(level: Level, cores: usize) -> Vec<Codec> {
+    let mut v = vec![record_codec(level, 1)];
+    if cores > 1 {
+        v.push(record_codec(level, cores));
+    }
+    v.push(glyd_codec(level, 1, None));
+    v.extend(peers().into_iter().filter(|c| c.name.starts_with("zstd")));
+    v
+}
+
+/// Reading a record archive as a table: median seconds, on one thread, to rebuild the whole
+/// input and to decode its first two columns as Arrow arrays.
+fn measure_columns(data: &[u8], level: Level, runs: u32) -> Result<Option<(f64, f64)>> {
+    let packed = crate::records::compress_in_memory(data, level, 1)?;
+    if !glyd_columnar::is_archive(&packed) {
+        return Ok(None);
+    }
+    let reader = glyd_columnar::ArchiveReader::from_bytes(packed)?;
+    if reader.schema().fields().len() < 2 {
+        return Ok(None);
+    }
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build()?;
+    let groups = 0..reader.row_groups().len();
+    let mut out = Vec::with_capacity(data.len());
+    let (mut rebuild, mut columns) = (Vec::new(), Vec::new());
+    let min = Duration::from_millis(50);
+    for _ in 0..runs {
+        rebuild.push(sample(min, || {
+            out.clear();
+            pool.install(|| reader.rebuild_to(&mut out))
+                .expect("rebuild");
+        }));
+        columns.push(sample(min, || {
+            black_box(
+                pool.install(|| reader.read(Some(&[0, 1]), groups.clone()))
+                    .expect("read"),
+            );
+        }));
+    }
+    if out != data {
+        bail!("the record archive did not rebuild its input");
+    }
+    Ok(Some((median(rebuild), median(columns))))
+}
+
 fn codecs(cores: usize, block_size: Option<usize>) -> Vec<Codec> {
     let mut v: Vec<Codec> = Level::ALL
         .iter()
@@ -209,7 +279,11 @@ pub fn run(args: &Args, ui: Ui) -> Result<()> {
         bail!("-b needs one or more files to benchmark");
     }
     let cores = glyd_core::resolve_threads(args.threads);
-    let codecs = codecs(cores, args.block_size);
+    let codecs = if args.records {
+        record_codecs(args.level(), cores)
+    } else {
+        codecs(cores, args.block_size)
+    };
     let mut totals = vec![Measured::default(); codecs.len()];
     let many = args.files.len() > 1;
     for path in &args.files {
@@ -233,6 +307,19 @@ pub fn run(args: &Args, ui: Ui) -> Result<()> {
         if !many || args.verbose > 0 {
             let title = format!("{} ({})", path.display(), human_bytes(data.len() as u64));
             print_table(&title, &codecs, &rows, args.markdown);
+        }
+        if args.records {
+            if let Some((rebuild, columns)) = measure_columns(&data, args.level(), args.bench_runs)?
+            {
+                let mbs = |s: f64| data.len() as f64 / s / 1e6;
+                println!(
+                    "  {}: glyd -r, 1 thread: rebuild {:.0} MB/s; first two columns as Arrow {:.0} MB/s ({:.1}x rebuild)\n",
+                    path.display(),
+                    mbs(rebuild),
+                    mbs(columns),
+                    rebuild / columns
+                );
+            }
         }
     }
     if many {
@@ -302,6 +389,18 @@ fn print_table(title: &str, codecs: &[Codec], rows: &[Measured], markdown: bool)
                 lz_mt.decompress_mbs() / lz.decompress_mbs()
             );
         }
+    }
+    // Record mode beside plain glyd at its level and zstd -19.
+    if let (Some(r), Some(z)) = (
+        find(codecs, rows, "glyd -r", 1),
+        find(codecs, rows, "zstd -19", 1),
+    ) {
+        println!(
+            "  glyd -r vs zstd -19, 1 thread: ratio {:.3}x, decode {:.2}x, compress {:.2}x",
+            r.ratio() / z.ratio(),
+            r.decompress_mbs() / z.decompress_mbs(),
+            r.compress_mbs() / z.compress_mbs()
+        );
     }
     // The entropy levels beside the zstd levels whose slots they take.
     for (ours, theirs) in [("glyd --max", "zstd -3"), ("glyd --ultra", "zstd -19")] {

@@ -95,6 +95,36 @@ pub fn compress<W: Write>(
     }
 }
 
+/// What `glyd -r` writes for `data` held in memory: the same choice as [`compress`] (records
+/// when the sample sniffs as records; for input within one sample, the smaller of records and
+/// plain).
+pub fn compress_in_memory(data: &[u8], level: glyd_core::Level, threads: usize) -> Result<Vec<u8>> {
+    let whole = data.len() < SAMPLE;
+    let plain = Options {
+        level,
+        threads,
+        block_size: None,
+    };
+    let Some(d) = sniff(&data[..data.len().min(SAMPLE)], whole) else {
+        return Ok(glyd_core::compress(data, &plain)?);
+    };
+    let opts = WriteOptions {
+        level,
+        threads,
+        row_group_size: glyd_columnar::DEFAULT_ROW_GROUP,
+    };
+    let mut w = RecordWriter::new(Vec::new(), d, &opts)?;
+    w.write_all(data)?;
+    let records = w.finish()?;
+    if whole {
+        let flat = glyd_core::compress(data, &plain)?;
+        if flat.len() < records.len() {
+            return Ok(flat);
+        }
+    }
+    Ok(records)
+}
+
 /// Whether a stream starting with `head` is a record archive.
 pub fn is_archive(head: &[u8]) -> bool {
     glyd_columnar::is_archive(head)

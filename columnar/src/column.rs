@@ -737,6 +737,7 @@ impl Column {
             col: self,
             next_value: 0,
             next_present: 0,
+            dates: text::DateSpeller::default(),
         }
     }
 
@@ -829,9 +830,78 @@ pub struct ColumnWriter<'a> {
     col: &'a Column,
     next_value: usize,
     next_present: usize,
+    dates: text::DateSpeller,
 }
 
 impl ColumnWriter<'_> {
+    /// Appends the next `n` rows' spellings to `data`, pushing the end of each to `ends`: the
+    /// column's kind is looked at once, not per row.
+    pub fn spell_rows(&mut self, n: usize, data: &mut Vec<u8>, ends: &mut Vec<usize>) {
+        let row = self.next_value;
+        match self.col {
+            Column::Typed {
+                kind,
+                flags: None,
+                values,
+                ..
+            } => {
+                let values = &values[self.next_present..self.next_present + n];
+                match kind {
+                    Kind::Int => values.iter().for_each(|&v| {
+                        text::put_int(data, v);
+                        ends.push(data.len());
+                    }),
+                    Kind::Decimal(p) => values.iter().for_each(|&v| {
+                        text::put_decimal(data, v, *p);
+                        ends.push(data.len());
+                    }),
+                    Kind::Date => values.iter().for_each(|&v| {
+                        self.dates.put(data, v);
+                        ends.push(data.len());
+                    }),
+                    Kind::Text => unreachable!("typed columns are not text"),
+                }
+                self.next_present += n;
+                self.next_value += n;
+            }
+            Column::Text {
+                flags,
+                data: entries,
+                offsets,
+                ids,
+            } if flags
+                .as_ref()
+                .is_none_or(|f| !f[row..row + n].contains(&QUOTED)) =>
+            {
+                let entry = |e: usize| &entries[offsets[e] as usize..offsets[e + 1] as usize];
+                match ids {
+                    Some(ids) => ids[row..row + n].iter().for_each(|&e| {
+                        data.extend_from_slice(entry(e as usize));
+                        ends.push(data.len());
+                    }),
+                    None => {
+                        // Plain text: the rows are one contiguous run of the column's bytes.
+                        let base = offsets[row] as usize;
+                        data.extend_from_slice(&entries[base..offsets[row + n] as usize]);
+                        let shift = data.len() - (offsets[row + n] as usize - base);
+                        ends.extend(
+                            offsets[row + 1..=row + n]
+                                .iter()
+                                .map(|&o| shift + o as usize - base),
+                        );
+                    }
+                }
+                self.next_value += n;
+            }
+            _ => {
+                for _ in 0..n {
+                    self.spelled(data);
+                    ends.push(data.len());
+                }
+            }
+        }
+    }
+
     /// Appends the next row's value without its quoting (a null appends nothing).
     pub fn value(&mut self, out: &mut Vec<u8>) -> u8 {
         self.write(out, false)
@@ -858,7 +928,7 @@ impl ColumnWriter<'_> {
                     match kind {
                         Kind::Int => text::put_int(out, v),
                         Kind::Decimal(p) => text::put_decimal(out, v, *p),
-                        Kind::Date => text::put_date(out, v),
+                        Kind::Date => self.dates.put(out, v),
                         Kind::Text => unreachable!(),
                     }
                 }

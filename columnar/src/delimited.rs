@@ -3,6 +3,7 @@
 //! go to their columns with a flag saying whether they were quoted, its line ending to the
 //! terminator stream, and any record that does not fit the dialect exactly to the exceptions.
 
+use glyd_core::copy::{copy_literals, MARGIN};
 use memchr::{memchr, memchr2};
 
 use crate::bytes::{put_prefixed, put_varint, Cursor};
@@ -276,23 +277,56 @@ pub fn rebuild(
     out: &mut Vec<u8>,
 ) -> Result<()> {
     let start = out.len();
+    // Rows are rebuilt a tile at a time: each column spells the tile's rows into its own small
+    // buffer (one tight loop per column), then the rows are put together from buffers that
+    // are all still in cache.
+    const TILE: usize = 2048;
     let mut writers: Vec<_> = columns.iter().map(Column::writer).collect();
+    let mut tiles: Vec<(Vec<u8>, Vec<usize>)> = columns
+        .iter()
+        .map(|_| (Vec::new(), Vec::with_capacity(TILE + 1)))
+        .collect();
     let mut ex = 0;
-    for (row, &term) in terminators.iter().enumerate() {
-        while ex < exceptions.len() && exceptions.rows[ex] == row as u64 {
-            out.extend_from_slice(exceptions.get(ex));
-            ex += 1;
+    for (t, terms) in terminators.chunks(TILE).enumerate() {
+        for (w, (data, ends)) in writers.iter_mut().zip(tiles.iter_mut()) {
+            data.clear();
+            ends.clear();
+            ends.push(0);
+            w.spell_rows(terms.len(), data, ends);
+            // Room for the wide copies below to read past the last value.
+            data.extend_from_slice(&[0; MARGIN]);
         }
-        for (i, w) in writers.iter_mut().enumerate() {
-            if i > 0 {
-                out.push(delimiter);
+        for (k, &term) in terms.iter().enumerate() {
+            let row = t * TILE + k;
+            while ex < exceptions.len() && exceptions.rows[ex] == row as u64 {
+                out.extend_from_slice(exceptions.get(ex));
+                ex += 1;
             }
-            w.spelled(out);
-        }
-        match term {
-            LF => out.push(b'\n'),
-            CRLF => out.extend_from_slice(b"\r\n"),
-            _ => {}
+            let len: usize =
+                tiles.iter().map(|(_, e)| e[k + 1] - e[k]).sum::<usize>() + tiles.len();
+            out.reserve(len + MARGIN);
+            let mut at = out.len();
+            for (i, (data, ends)) in tiles.iter().enumerate() {
+                let (a, b) = (ends[k], ends[k + 1]);
+                // SAFETY: `data` has MARGIN bytes after every value; `out` has room for the
+                // row plus MARGIN, so each wide copy stays within both allocations.
+                unsafe {
+                    let dst = out.as_mut_ptr().add(at);
+                    if i > 0 {
+                        *dst = delimiter;
+                        at += 1;
+                    }
+                    copy_literals(data.as_ptr().add(a), out.as_mut_ptr().add(at), b - a);
+                    at += b - a;
+                }
+            }
+            // SAFETY: bytes up to `at` were all written above, and `at <= len + old length`.
+            unsafe { out.set_len(at) };
+            match term {
+                LF => out.push(b'\n'),
+                CRLF => out.extend_from_slice(b"\r\n"),
+                _ => {}
+            }
         }
         if out.len() - start > limit {
             return Err(crate::error::Error::corrupt(

@@ -109,16 +109,53 @@ fn civil_from_days(z: i64) -> (i64, i64, i64) {
     (yoe + era * 400 + i64::from(m <= 2), m, d)
 }
 
+/// "00" to "99", for writing two digits per division.
+const PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819\
+2021222324252627282930313233343536373839\
+4041424344454647484950515253545556575859\
+6061626364656667686970717273747576777879\
+8081828384858687888990919293949596979899";
+
 /// Appends the decimal digits of `v` (no sign), at least `width` of them (zero-padded).
-fn put_digits(out: &mut Vec<u8>, mut v: u64, width: usize) {
-    let mut buf = [0u8; 20];
-    let mut i = buf.len();
-    while v > 0 || buf.len() - i < width.max(1) {
-        i -= 1;
-        buf[i] = b'0' + (v % 10) as u8;
-        v /= 10;
+pub fn put_digits(out: &mut Vec<u8>, mut v: u64, width: usize) {
+    // Digit count by comparison: the values spelled here are mostly short.
+    let mut digits = 1;
+    let mut bound = 10u64;
+    while digits < 20 && v >= bound {
+        digits += 1;
+        bound = bound.saturating_mul(10);
     }
-    out.extend_from_slice(&buf[i..]);
+    let digits = digits.max(width.min(20));
+    let mut buf = [b'0'; 20];
+    let mut i = digits;
+    while v >= 100 {
+        let p = (v % 100) as usize * 2;
+        v /= 100;
+        i -= 2;
+        buf[i..i + 2].copy_from_slice(&PAIRS[p..p + 2]);
+    }
+    if v >= 10 {
+        let p = v as usize * 2;
+        buf[i - 2..i].copy_from_slice(&PAIRS[p..p + 2]);
+    } else {
+        buf[i - 1] = b'0' + v as u8;
+    }
+    push_prefix(out, &buf, digits);
+}
+
+/// FAST PATH: appends the first `n` bytes of `bytes` with one copy of fixed size `N`, which
+/// the compiler turns into a few moves (a copy of variable length is a call to memcpy).
+#[inline(always)]
+fn push_prefix<const N: usize>(out: &mut Vec<u8>, bytes: &[u8; N], n: usize) {
+    assert!(n <= N);
+    out.reserve(N);
+    let len = out.len();
+    // SAFETY: `reserve(N)` leaves at least N writable bytes after `len`; the first `n <= N`
+    // of them are then initialised from `bytes`.
+    unsafe {
+        std::ptr::copy_nonoverlapping(bytes.as_ptr(), out.as_mut_ptr().add(len), N);
+        out.set_len(len + n);
+    }
 }
 
 /// Appends `v` as [`parse_int`] reads it.
@@ -139,6 +176,37 @@ pub fn put_decimal(out: &mut Vec<u8>, v: i64, places: u8) {
     put_digits(out, a / p, 1);
     out.push(b'.');
     put_digits(out, a % p, usize::from(places));
+}
+
+/// Spells dates, remembering recent ones: a date column repeats and revisits its values, and
+/// the calendar arithmetic costs more than a lookup.
+#[derive(Default)]
+pub struct DateSpeller {
+    cache: Vec<(i64, [u8; 10])>,
+}
+
+impl DateSpeller {
+    const SLOTS: usize = 4096;
+
+    pub fn put(&mut self, out: &mut Vec<u8>, days: i64) {
+        if self.cache.is_empty() {
+            self.cache = vec![(i64::MIN, [0; 10]); Self::SLOTS];
+        }
+        let slot = &mut self.cache[days as usize & (Self::SLOTS - 1)];
+        if slot.0 != days {
+            if !date_in_range(days) {
+                // Not cached (readers refuse such dates anyway).
+                return put_date(out, days);
+            }
+            let (y, m, d) = civil_from_days(days);
+            let mut b = *b"0000-00-00";
+            for (i, v) in [(0, y / 100), (2, y % 100), (5, m), (8, d)] {
+                b[i..i + 2].copy_from_slice(&PAIRS[v as usize * 2..v as usize * 2 + 2]);
+            }
+            *slot = (days, b);
+        }
+        push_prefix(out, &slot.1, 10);
+    }
 }
 
 /// Appends `days` since 1970-01-01 as `YYYY-MM-DD`.
@@ -231,11 +299,30 @@ mod tests {
         }
 
         #[test]
-        fn dates_round_trip(days in -719528i64..2932896) {
+        fn dates_round_trip(days in -719528i64..2932896, other in -719528i64..2932896) {
             let mut out = Vec::new();
             put_date(&mut out, days);
             prop_assert!(date_in_range(days));
             prop_assert_eq!(parse_date(&out), Some(days));
+            // The caching speller spells the same, hit or miss.
+            let mut speller = DateSpeller::default();
+            let mut cached = Vec::new();
+            for d in [days, other, days, days + 4096] {
+                cached.clear();
+                speller.put(&mut cached, d);
+                let mut want = Vec::new();
+                put_date(&mut want, d);
+                prop_assert_eq!(&cached, &want);
+            }
+        }
+
+        #[test]
+        fn digits_pad_to_their_width(v in any::<u64>(), width in 0usize..22) {
+            let mut out = vec![b'x'];
+            put_digits(&mut out, v, width);
+            let plain = v.to_string();
+            let want = format!("x{}{plain}", "0".repeat(width.min(20).saturating_sub(plain.len())));
+            prop_assert_eq!(String::from_utf8(out).unwrap(), want);
         }
     }
 }

@@ -1,6 +1,7 @@
-//! FAST PATH: the wide copies both LZ decoders run, and the only unsafe code in them. Copies
-//! move whole 16-byte chunks and may write up to [`MARGIN`] bytes past the bytes they are asked
-//! for; callers check once per sequence that the room is there.
+//! FAST PATH: the wide copies both LZ decoders (and the record engine's rebuild) run, and the
+//! only unsafe code in them. Copies move whole 16-byte chunks and may read and write up to
+//! [`MARGIN`] bytes past the bytes they are asked for; callers check once per sequence (or
+//! row) that the room is there.
 
 use std::ptr;
 

@@ -14,7 +14,7 @@
 mod block;
 mod checksum;
 pub mod chunk;
-mod copy;
+pub mod copy;
 mod decode;
 pub mod elz;
 mod encode;

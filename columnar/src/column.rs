@@ -8,7 +8,6 @@
 //! not 0, says how each value was spelled: quoted text (1) or an empty field in a typed column,
 //! a null (2).
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use arrow_array::{ArrayRef, Date32Array, Decimal128Array, Int64Array, StringArray};
@@ -443,6 +442,14 @@ fn decode_ints(src: &[u8], count: usize) -> Result<Vec<i64>> {
     Ok(out)
 }
 
+/// Rows looked at to decide whether a dictionary or templates are worth trying.
+const SAMPLE_ROWS: usize = 1024;
+
+/// Hash maps keyed by column values: a fast hash (FxHash); the keys are the input's own bytes
+/// and nothing here needs protection from chosen collisions beyond a slower encode.
+pub type FastMap<K, V> = rustc_hash::FxHashMap<K, V>;
+pub type FastSet<K> = rustc_hash::FxHashSet<K>;
+
 /// The most distinct values a dictionary holds (ids are at most 2 bytes).
 const MAX_DICT: usize = 1 << 16;
 
@@ -478,7 +485,11 @@ fn encode_text(col: &RawColumn) -> Vec<EncodedColumn> {
     let rows = col.rows();
     let values = || (0..rows).map(|r| col.value(r));
     let mut stats = Stats::default();
-    if let (Some(a), Some(b)) = (values().min(), values().max()) {
+    let range = values().fold(None, |r: Option<(&[u8], &[u8])>, v| match r {
+        None => Some((v, v)),
+        Some((a, b)) => Some((a.min(v), b.max(v))),
+    });
+    if let Some((a, b)) = range {
         if a.len() <= MAX_STAT_TEXT && b.len() <= MAX_STAT_TEXT {
             stats.text_range = Some((a.to_vec(), b.to_vec()));
         }
@@ -496,8 +507,12 @@ fn encode_text(col: &RawColumn) -> Vec<EncodedColumn> {
         stats,
         streams: flags.iter().cloned().chain(streams).collect(),
     };
-    let mut seen: HashMap<&[u8], u32> = HashMap::new();
-    for v in values() {
+    // A dictionary pays when values repeat; the first rows tell whether they do, before a
+    // column of unique text fills a hash table.
+    let mut seen: FastMap<&[u8], u32> = FastMap::default();
+    let sample = SAMPLE_ROWS.min(rows);
+    let repeats = values().take(sample).collect::<FastSet<_>>().len() * 2 <= sample.max(2);
+    for v in values().take(if repeats { rows } else { 0 }) {
         if !seen.contains_key(v) {
             if seen.len() >= limit {
                 seen.clear();
@@ -532,7 +547,10 @@ fn encode_text(col: &RawColumn) -> Vec<EncodedColumn> {
             ],
         ));
     }
-    if let Some(t) = template::encode(values(), limit.max(1)) {
+    let templated = template::pays(values().take(sample))
+        .then(|| template::encode(values(), limit.max(1)))
+        .flatten();
+    if let Some(t) = templated {
         if !t.vars.is_empty() {
             let ids = ids_stream(t.ids.iter().copied(), t.templates.len());
             let (lengths, bytes) = entries_streams(t.templates.iter().map(Vec::as_slice));

@@ -4,8 +4,6 @@
 //! dictionary, variables to one stream grouped by template and hole, so that values of the same
 //! hole sit together where the compressor finds them alike.
 
-use std::collections::HashMap;
-
 /// The byte that marks a hole in a template.
 pub const HOLE: u8 = 0x01;
 /// The byte that ends each variable in the variables stream.
@@ -43,6 +41,23 @@ pub fn split<'a>(v: &'a [u8], template: &mut Vec<u8>, vars: &mut Vec<&'a [u8]>) 
     }
 }
 
+/// Whether templates may pay for values like `sample`: some value has a variable, and the
+/// sample's values share templates (at most half as many templates as values).
+pub fn pays<'a>(sample: impl Iterator<Item = &'a [u8]>) -> bool {
+    let mut templates = crate::column::FastSet::default();
+    let (mut n, mut holes) = (0, 0);
+    let mut vars = Vec::new();
+    for v in sample {
+        let mut t = Vec::new();
+        vars.clear();
+        split(v, &mut t, &mut vars);
+        holes += vars.len();
+        templates.insert(t);
+        n += 1;
+    }
+    holes > 0 && templates.len() * 2 <= n.max(2)
+}
+
 /// A column's values as templates: `None` when a value holds a [`HOLE`] or [`END`] byte or
 /// there are too many templates to pay (more than `max_templates`).
 pub struct Templated {
@@ -61,7 +76,7 @@ pub fn encode<'a>(
     values: impl Iterator<Item = &'a [u8]>,
     max_templates: usize,
 ) -> Option<Templated> {
-    let mut index: HashMap<Vec<u8>, u32> = HashMap::new();
+    let mut index: crate::column::FastMap<Vec<u8>, u32> = Default::default();
     let mut first_ids = Vec::new();
     let mut row_vars: Vec<Vec<&[u8]>> = Vec::new();
     let mut template = Vec::new();

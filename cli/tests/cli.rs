@@ -386,12 +386,26 @@ fn record_mode_in_pipes_and_on_input_that_is_not_records() {
 fn bench_with_records_reports_record_mode_beside_zstd() {
     let dir = tempfile::tempdir().unwrap();
     let o = run(
-        &["-b", "-r", "--bench-runs", "1", "-T", "2", sample_csv().to_str().unwrap()],
+        &[
+            "-b",
+            "-r",
+            "--bench-runs",
+            "1",
+            "-T",
+            "2",
+            sample_csv().to_str().unwrap(),
+        ],
         dir.path(),
     );
     assert!(o.status.success(), "{}", stderr(&o));
     let out = String::from_utf8(o.stdout).unwrap();
-    for want in ["glyd -r", "glyd --max", "zstd -19", "glyd -r vs zstd -19", "as Arrow"] {
+    for want in [
+        "glyd -r",
+        "glyd --max",
+        "zstd -19",
+        "glyd -r vs zstd -19",
+        "as Arrow",
+    ] {
         assert!(out.contains(want), "bench -r output lacks {want}:\n{out}");
     }
 }

@@ -170,6 +170,8 @@ pub enum RecordFormat {
     Tsv,
     /// Log lines: one record per line, coded as templates and variables
     Log,
+    /// SQL dump: each PostgreSQL COPY block's rows as a table, other statements as lines
+    Sql,
 }
 
 /// Output formats of `glyd cat`.
@@ -198,6 +200,9 @@ pub enum Command {
         /// Columns to print, by name, comma-separated (default: all)
         #[arg(long, value_name = "A,B,...", value_delimiter = ',')]
         columns: Vec<String>,
+        /// Table to print, for an archive of a SQL dump (`glyd inspect` lists them)
+        #[arg(long, value_name = "NAME")]
+        table: Option<String>,
         /// Output format
         #[arg(long, value_enum, default_value = "csv")]
         format: CatFormat,

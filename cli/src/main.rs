@@ -49,8 +49,9 @@ fn run(args: &Args, ui: Ui) -> Result<bool> {
         Some(args::Command::Cat {
             file,
             columns,
+            table,
             format,
-        }) => return records::cat(file, columns, *format).map(|()| true),
+        }) => return records::cat(file, table.as_deref(), columns, *format).map(|()| true),
         None => {}
     }
     if args.bench {
@@ -247,9 +248,7 @@ fn process(path: &Path, mode: Mode, args: &Args, ui: Ui) -> Result<()> {
                 human_bytes(bytes_in),
                 human_bytes(bytes_out),
                 match stored_as {
-                    Some(records::Stored::Records { columns }) => {
-                        format!(" as records, {columns} columns")
-                    }
+                    Some(records::Stored::Records { shape }) => format!(" as records, {shape}"),
                     Some(records::Stored::Plain) => " (not records: compressed plain)".into(),
                     None => String::new(),
                 }

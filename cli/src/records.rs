@@ -2,12 +2,16 @@
 //! records, a plain frame), rebuilding archives for `-d`/`-t`, and the `inspect` and `cat`
 //! commands that read an archive as a table.
 
+use std::fmt::Write as _;
 use std::io::{self, Read, Write};
 use std::path::Path;
 
 use anyhow::{Context, Result};
 use glyd_columnar::column::{Kind, Role};
-use glyd_columnar::{sniff, sniff_with, ArchiveReader, Dialect, RecordWriter, WriteOptions};
+use glyd_columnar::sql::Table;
+use glyd_columnar::{
+    detect, sniff_with, ArchiveReader, Dialect, Format, RecordWriter, WriteOptions,
+};
 use glyd_core::{Encoder, Options};
 
 use crate::args::{Args, CatFormat, RecordFormat};
@@ -26,8 +30,21 @@ fn read_sample(r: &mut dyn Read, n: usize) -> io::Result<(Vec<u8>, bool)> {
 
 /// How `glyd -r` stored an input.
 pub enum Stored {
-    Records { columns: usize },
+    /// As a record archive; `shape` says of what ("14 columns", "SQL dump").
+    Records {
+        shape: String,
+    },
     Plain,
+}
+
+fn shape(f: &Format) -> String {
+    match f {
+        Format::Delimited(d) if d.delimiter == glyd_columnar::delimited::LINES => {
+            "log lines".into()
+        }
+        Format::Delimited(d) => format!("{} columns", d.columns),
+        Format::Sql => "SQL dump".into(),
+    }
 }
 
 /// Compresses `reader` into `out` in record mode; returns input bytes, the inner writer and
@@ -39,11 +56,12 @@ pub fn compress<W: Write>(
     pump: impl Fn(&mut dyn Read, &mut dyn Write) -> io::Result<u64>,
 ) -> Result<(u64, W, Stored)> {
     let (sample, whole) = read_sample(reader, SAMPLE)?;
-    let dialect = match args.format {
-        None => sniff(&sample, whole),
-        Some(RecordFormat::Csv) => sniff_with(&sample, whole, b','),
-        Some(RecordFormat::Tsv) => sniff_with(&sample, whole, b'\t'),
-        Some(RecordFormat::Log) => Some(Dialect::lines()),
+    let format = match args.format {
+        None => detect(&sample, whole),
+        Some(RecordFormat::Csv) => sniff_with(&sample, whole, b',').map(Format::Delimited),
+        Some(RecordFormat::Tsv) => sniff_with(&sample, whole, b'\t').map(Format::Delimited),
+        Some(RecordFormat::Log) => Some(Format::Delimited(Dialect::lines())),
+        Some(RecordFormat::Sql) => Some(Format::Sql),
     };
     let level = args.level();
     let plain = Options {
@@ -51,11 +69,11 @@ pub fn compress<W: Write>(
         threads: args.threads,
         block_size: args.block_size,
     };
-    match dialect {
+    match format {
         // Input that fits in the sample is small: try both and keep the smaller, so record
         // mode never costs more than plain compression.
         Some(d) if whole => {
-            let columns = d.columns;
+            let shape = shape(&d);
             let opts = WriteOptions {
                 level,
                 threads: args.threads,
@@ -68,14 +86,14 @@ pub fn compress<W: Write>(
             let mut out = out;
             if records.len() <= flat.len() {
                 out.write_all(&records)?;
-                Ok((sample.len() as u64, out, Stored::Records { columns }))
+                Ok((sample.len() as u64, out, Stored::Records { shape }))
             } else {
                 out.write_all(&flat)?;
                 Ok((sample.len() as u64, out, Stored::Plain))
             }
         }
         Some(d) => {
-            let columns = d.columns;
+            let shape = shape(&d);
             let opts = WriteOptions {
                 level,
                 threads: args.threads,
@@ -84,7 +102,7 @@ pub fn compress<W: Write>(
             let mut w = RecordWriter::new(out, d, &opts)?;
             w.write_all(&sample)?;
             let n = pump(reader, &mut w)? + sample.len() as u64;
-            Ok((n, w.finish()?, Stored::Records { columns }))
+            Ok((n, w.finish()?, Stored::Records { shape }))
         }
         None => {
             let mut enc = Encoder::new(out, &plain)?;
@@ -105,7 +123,7 @@ pub fn compress_in_memory(data: &[u8], level: glyd_core::Level, threads: usize) 
         threads,
         block_size: None,
     };
-    let Some(d) = sniff(&data[..data.len().min(SAMPLE)], whole) else {
+    let Some(d) = detect(&data[..data.len().min(SAMPLE)], whole) else {
         return Ok(glyd_core::compress(data, &plain)?);
     };
     let opts = WriteOptions {
@@ -133,18 +151,16 @@ pub fn is_archive(head: &[u8]) -> bool {
 /// `glyd inspect FILE`.
 pub fn inspect(path: &Path) -> Result<()> {
     let r = ArchiveReader::open(path).with_context(|| path.display().to_string())?;
-    let d = r.dialect();
-    let delim = match d.delimiter {
-        b'\t' => "tab".to_string(),
-        c => format!("'{}'", c as char),
-    };
+    let mut o = String::new();
     let (stored, input) = (r.len() as u64, r.input_len());
-    println!(
+    let _ = writeln!(
+        o,
         "{}: record archive, level {}",
         path.display(),
         glyd_core::level_label(r.level())
     );
-    println!(
+    let _ = writeln!(
+        o,
         "  {} => {} ({:.2}x), {} rows in {} row groups",
         human_bytes(input),
         human_bytes(stored),
@@ -152,33 +168,79 @@ pub fn inspect(path: &Path) -> Result<()> {
         r.rows(),
         r.row_groups().len()
     );
-    println!(
-        "  delimited text: delimiter {delim}, {} columns, {}",
-        d.columns,
-        if d.header.is_some() {
-            "header row"
-        } else {
-            "no header row"
+    let many = r.tables().len() > 1;
+    for (t, table) in r.tables().iter().enumerate() {
+        let groups: Vec<&glyd_columnar::rowgroup::RowGroupMeta> = r
+            .groups_of(t)
+            .into_iter()
+            .map(|g| &r.row_groups()[g])
+            .collect();
+        o.push('\n');
+        if many {
+            let rows: u64 = groups.iter().map(|g| g.rows).sum();
+            let bytes: u64 = groups.iter().map(|g| g.input_len).sum();
+            let _ = writeln!(
+                o,
+                "  table {}: {} rows, {} in {} row groups",
+                table.name,
+                rows,
+                human_bytes(bytes),
+                groups.len()
+            );
         }
-    );
-    let exceptions: u64 = r
-        .row_groups()
+        describe_table(&mut o, &r, t, table, &groups)?;
+    }
+    write_or_quit(&mut io::stdout().lock(), o.as_bytes())
+}
+
+/// Prints a table's layout and, per column, its type, codec and sizes.
+fn describe_table(
+    o: &mut String,
+    r: &ArchiveReader,
+    t: usize,
+    table: &Table,
+    groups: &[&glyd_columnar::rowgroup::RowGroupMeta],
+) -> Result<()> {
+    let d = &table.dialect;
+    if d.delimiter == glyd_columnar::delimited::LINES {
+        let _ = writeln!(o, "  lines of text, as templates and variables");
+    } else {
+        let delim = match d.delimiter {
+            b'\t' => "tab".to_string(),
+            c => format!("'{}'", c as char),
+        };
+        let style = match d.style {
+            glyd_columnar::delimited::Style::Csv => "delimited text",
+            glyd_columnar::delimited::Style::Copy => "PostgreSQL COPY text",
+        };
+        let _ = writeln!(
+            o,
+            "  {style}: delimiter {delim}, {} columns, {}",
+            d.columns,
+            if d.header.is_some() {
+                "header row"
+            } else {
+                "no header row"
+            }
+        );
+    }
+    let exceptions: u64 = groups
         .iter()
         .flat_map(|g| &g.row_streams)
         .filter(|s| s.role == glyd_columnar::rowgroup::RowRole::ExceptionBytes as u8)
         .map(|s| s.stored)
         .sum();
-    println!();
-    println!(
+    let _ = writeln!(
+        o,
         "  {:<24} {:<12} {:<22} {:>10} {:>10} {:>7}",
         "column", "type", "codec", "raw", "stored", "ratio"
     );
-    let schema = r.schema();
+    let schema = r.table_schema(t)?;
     for (i, field) in schema.fields().iter().enumerate() {
         let (mut raw, mut st, mut dict, mut distinct, mut nulls) = (0u64, 0u64, 0usize, 0u64, 0u64);
         let mut kinds: Vec<Kind> = Vec::new();
         let mut templated = 0;
-        for g in r.row_groups() {
+        for g in groups {
             let c = &g.columns[i];
             templated += usize::from(c.streams.iter().any(|s| s.role == Role::Vars as u8));
             raw += c.raw_bytes;
@@ -192,10 +254,10 @@ pub fn inspect(path: &Path) -> Result<()> {
                 kinds.push(c.kind);
             }
         }
-        let groups = r.row_groups().len();
+        let n = groups.len();
         let codec = match kinds.as_slice() {
-            [Kind::Text] if templated == groups && groups > 0 => "templates".to_string(),
-            [Kind::Text] if dict == groups && groups > 0 => format!("dictionary (≤{distinct})"),
+            [Kind::Text] if templated == n && n > 0 => "templates".to_string(),
+            [Kind::Text] if dict == n && n > 0 => format!("dictionary (≤{distinct})"),
             [Kind::Text] if templated > 0 => "templates / other".to_string(),
             [Kind::Text] if dict > 0 => "dictionary / plain".to_string(),
             [Kind::Text] | [] => "plain".to_string(),
@@ -203,7 +265,8 @@ pub fn inspect(path: &Path) -> Result<()> {
             _ => "mixed".to_string(),
         };
         let ty = format!("{}{}", field.data_type(), if nulls > 0 { "?" } else { "" });
-        println!(
+        let _ = writeln!(
+            o,
             "  {:<24} {:<12} {:<22} {:>10} {:>10} {:>6.1}x",
             field.name(),
             ty,
@@ -214,7 +277,8 @@ pub fn inspect(path: &Path) -> Result<()> {
         );
     }
     if exceptions > 0 {
-        println!(
+        let _ = writeln!(
+            o,
             "  {:<24} {:<12} {:<22} {:>10} {:>10}",
             "(exceptions)",
             "verbatim",
@@ -226,21 +290,38 @@ pub fn inspect(path: &Path) -> Result<()> {
     Ok(())
 }
 
-/// `glyd cat [--columns a,b] [--format csv|jsonl] FILE`.
-pub fn cat(path: &Path, columns: &[String], format: CatFormat) -> Result<()> {
+/// `glyd cat [--table T] [--columns a,b] [--format csv|jsonl] FILE`.
+pub fn cat(path: &Path, table: Option<&str>, columns: &[String], format: CatFormat) -> Result<()> {
     let r = ArchiveReader::open(path).with_context(|| path.display().to_string())?;
+    let t = match table {
+        Some(name) => r
+            .table_index(name)
+            .with_context(|| path.display().to_string())?,
+        None if r.tables().len() == 1 => 0,
+        None => anyhow::bail!(
+            "{}: the archive holds {} tables ({}); choose one with --table NAME",
+            path.display(),
+            r.tables().len(),
+            r.tables()
+                .iter()
+                .map(|t| t.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    };
+    let dialect = &r.tables()[t].dialect;
     let projection: Vec<usize> = if columns.is_empty() {
-        (0..r.dialect().columns).collect()
+        (0..dialect.columns).collect()
     } else {
         columns
             .iter()
-            .map(|c| r.column_index(c))
+            .map(|c| r.column_index_in(t, c))
             .collect::<glyd_columnar::Result<_>>()
             .with_context(|| path.display().to_string())?
     };
     let names: Vec<String> = projection
         .iter()
-        .map(|&i| r.dialect().names[i].clone())
+        .map(|&i| dialect.names[i].clone())
         .collect();
     let stdout = io::stdout().lock();
     let mut out = io::BufWriter::with_capacity(1 << 20, stdout);
@@ -256,7 +337,7 @@ pub fn cat(path: &Path, columns: &[String], format: CatFormat) -> Result<()> {
     }
     let keys: Vec<Vec<u8>> = names.iter().map(|n| json_string(n.as_bytes())).collect();
     let mut cell = Vec::new();
-    for g in 0..r.row_groups().len() {
+    for g in r.groups_of(t) {
         let batches = r
             .read(Some(&projection), g..g + 1)
             .with_context(|| path.display().to_string())?;

@@ -409,3 +409,57 @@ fn bench_with_records_reports_record_mode_beside_zstd() {
         assert!(out.contains(want), "bench -r output lacks {want}:\n{out}");
     }
 }
+
+#[test]
+fn sql_dump_tables_inspect_and_cat() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let dump = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../shared/corpus/sakila/postgres-sakila-insert-data-using-copy.sql");
+    let data = std::fs::read(dump).unwrap();
+    std::fs::write(d.join("sakila.sql"), &data).unwrap();
+    let o = run(&["-r", "-v", "sakila.sql"], d);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("as records, SQL dump"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(run(&["-dc", "sakila.sql.glyd"], d).stdout, data);
+
+    let o = run(&["inspect", "sakila.sql.glyd"], d);
+    let text = String::from_utf8(o.stdout).unwrap();
+    for want in [
+        "table public.payment: 16049 rows",
+        "PostgreSQL COPY text",
+        "payment_date",
+        "Timestamp(s)",
+        "table statements",
+    ] {
+        assert!(text.contains(want), "inspect lacks {want}:\n{text}");
+    }
+
+    // Many tables: cat needs --table, and says which there are.
+    let o = run(&["cat", "sakila.sql.glyd"], d);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("public.actor"), "{}", stderr(&o));
+    let o = run(
+        &[
+            "cat",
+            "--table",
+            "public.staff",
+            "--columns",
+            "staff_id,picture,last_update",
+            "--format",
+            "jsonl",
+            "sakila.sql.glyd",
+        ],
+        d,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        String::from_utf8(o.stdout).unwrap(),
+        "{\"staff_id\":1,\"picture\":null,\"last_update\":\"2006-02-15 04:57:16\"}\n\
+         {\"staff_id\":2,\"picture\":null,\"last_update\":\"2006-02-15 04:57:16\"}\n"
+    );
+}

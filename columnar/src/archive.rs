@@ -1,8 +1,10 @@
-//! The record archive file: a header (magic, version, level, the format's dialect), row groups
-//! one after another, and a footer indexing them. [`RecordWriter`] streams an input into an
-//! archive with memory bounded by row group size × threads; [`ArchiveReader`] opens one for
-//! random access (schema, statistics, Arrow batches of some columns and row groups, rebuild);
-//! [`rebuild`] turns an archive read from a pipe back into the original bytes.
+//! The record archive file: a header (magic, version, level, the input's format and its first
+//! table), row groups one after another (each a run of rows of one table; a SQL dump defines
+//! further tables along the way), and a footer indexing them. [`RecordWriter`] streams an
+//! input into an archive with memory bounded by row group size × threads; [`ArchiveReader`]
+//! opens one for random access (tables, schemas, statistics, Arrow batches of some columns and
+//! row groups, rebuild); [`rebuild`] turns an archive read from a pipe back into the original
+//! bytes.
 
 use std::io::{self, Read, Write};
 use std::ops::Range;
@@ -18,16 +20,58 @@ use crate::bytes::{put_prefixed, put_varint, Cursor};
 use crate::column::Kind;
 use crate::delimited::Dialect;
 use crate::error::{Error, Result};
-use crate::rowgroup::{self, RowGroupMeta, TAG_END, TAG_ROW_GROUP};
+use crate::rowgroup::{self, RowGroupMeta, TAG_END, TAG_ROW_GROUP, TAG_TABLE};
+use crate::sql::{Segmenter, Table};
 
 /// First bytes of every record archive.
 pub const MAGIC: [u8; 4] = [0x89, b'G', b'L', b'R'];
 /// Last bytes of every record archive.
 pub const END_MAGIC: [u8; 4] = [b'R', b'L', b'G', 0x89];
 /// The format version this build writes and reads.
-pub const VERSION: u8 = 1;
+pub const VERSION: u8 = 2;
 /// Format tag of delimited text in the header.
 const FORMAT_DELIMITED: u8 = 1;
+/// Format tag of a SQL dump in the header.
+const FORMAT_SQL: u8 = 2;
+/// Name of the one table of a delimited archive.
+pub const RECORDS: &str = "records";
+
+/// What an input holds, and so how a writer splits it into tables.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// One table of delimited records (or lines).
+    Delimited(Dialect),
+    /// A SQL dump: statements, and a table per COPY block's table.
+    Sql,
+}
+
+/// Guesses the format of `sample` (the start of an input; `whole` when it is all of it): a
+/// SQL dump, delimited records, or log lines; `None` for input that is not records.
+pub fn detect(sample: &[u8], whole: bool) -> Option<Format> {
+    if crate::sql::sniff(sample) {
+        return Some(Format::Sql);
+    }
+    crate::delimited::sniff(sample, whole).map(Format::Delimited)
+}
+
+impl From<Dialect> for Format {
+    fn from(d: Dialect) -> Self {
+        Format::Delimited(d)
+    }
+}
+
+impl Format {
+    /// The tables an archive of this format starts with.
+    fn first_table(&self) -> Table {
+        match self {
+            Format::Delimited(d) => Table {
+                name: RECORDS.into(),
+                dialect: d.clone(),
+            },
+            Format::Sql => Segmenter::default().tables.remove(0),
+        }
+    }
+}
 /// Default input bytes per row group.
 pub const DEFAULT_ROW_GROUP: usize = 16 << 20;
 
@@ -56,9 +100,15 @@ impl Default for WriteOptions {
     }
 }
 
-fn header_bytes(d: &Dialect, level: Level) -> Vec<u8> {
-    let mut desc = vec![FORMAT_DELIMITED];
-    d.encode(&mut desc);
+fn header_bytes(f: &Format, level: Level) -> Vec<u8> {
+    let mut desc = Vec::new();
+    match f {
+        Format::Delimited(d) => {
+            desc.push(FORMAT_DELIMITED);
+            d.encode(&mut desc);
+        }
+        Format::Sql => desc.push(FORMAT_SQL),
+    }
     let mut out = MAGIC.to_vec();
     out.push(VERSION);
     out.push(level.number());
@@ -68,10 +118,10 @@ fn header_bytes(d: &Dialect, level: Level) -> Vec<u8> {
     out
 }
 
-/// The archive header, parsed: the level it was written at and the dialect.
+/// The archive header, parsed: the level it was written at and the format.
 struct Header {
     level: u8,
-    dialect: Dialect,
+    format: Format,
     len: usize,
 }
 
@@ -108,15 +158,15 @@ fn parse_header(src: &[u8]) -> Result<Option<Header>> {
             ));
         }
         let mut d = Cursor::new(desc, 7, "format descriptor");
-        let format = d.u8()?;
-        if format != FORMAT_DELIMITED {
-            return Err(d.corrupt(format!("unknown record format {format}")));
-        }
-        let dialect = Dialect::decode(&mut d)?;
+        let format = match d.u8()? {
+            FORMAT_DELIMITED => Format::Delimited(Dialect::decode(&mut d)?),
+            FORMAT_SQL => Format::Sql,
+            f => return Err(d.corrupt(format!("unknown record format {f}"))),
+        };
         d.finish()?;
         Ok(Header {
             level,
-            dialect,
+            format,
             len: c.offset() as usize,
         })
     })();
@@ -137,10 +187,46 @@ fn bad_magic(src: &[u8]) -> Error {
     }
 }
 
+/// A table definition item: tag, the definition's length and bytes (name, dialect), checksum.
+fn table_bytes(t: &Table) -> Vec<u8> {
+    let mut body = Vec::new();
+    put_prefixed(&mut body, t.name.as_bytes());
+    t.dialect.encode(&mut body);
+    let mut out = vec![TAG_TABLE];
+    put_prefixed(&mut out, &body);
+    out.extend_from_slice(&glyd_core::checksum(&body).to_le_bytes());
+    out
+}
+
+/// Parses the table definition item at `src[0]` (archive offset `offset`); returns it and its
+/// length.
+fn parse_table(src: &[u8], offset: u64) -> Result<(Table, usize)> {
+    let mut c = Cursor::new(src, offset, "table definition");
+    if c.u8()? != TAG_TABLE {
+        return Err(c.corrupt("expected a table definition"));
+    }
+    let body = c.prefixed()?;
+    let at = c.offset() - body.len() as u64;
+    let sum = u32::from_le_bytes(c.bytes(4)?.try_into().expect("4 bytes"));
+    if glyd_core::checksum(body) != sum {
+        return Err(Error::corrupt(
+            "table definition",
+            at,
+            "checksum mismatch (the definition is damaged)",
+        ));
+    }
+    let mut b = Cursor::new(body, at, "table definition");
+    let name = String::from_utf8_lossy(b.prefixed()?).into_owned();
+    let dialect = Dialect::decode(&mut b)?;
+    b.finish()?;
+    Ok((Table { name, dialect }, (c.offset() - offset) as usize))
+}
+
 /// One row group's entry in the footer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Entry {
     offset: u64,
+    table: usize,
     rows: u64,
     input_len: u64,
 }
@@ -152,6 +238,7 @@ fn footer_bytes(entries: &[Entry]) -> Vec<u8> {
     for e in entries {
         put_varint(&mut f, e.offset - prev);
         prev = e.offset;
+        put_varint(&mut f, e.table as u64);
         put_varint(&mut f, e.rows);
         put_varint(&mut f, e.input_len);
     }
@@ -190,13 +277,14 @@ fn parse_footer(f: &[u8], offset: u64) -> Result<Vec<Entry>> {
     if c.u8()? != TAG_END {
         return Err(c.corrupt("expected the end of the row groups"));
     }
-    let count = c.bounded(c.remaining() as u64 / 3, "row group count")?;
+    let count = c.bounded(c.remaining() as u64 / 4, "row group count")?;
     let mut entries = Vec::with_capacity(count);
     let mut at = 0u64;
     for _ in 0..count {
         at = at.saturating_add(c.varint()?);
         entries.push(Entry {
             offset: at,
+            table: c.bounded(u64::from(u32::MAX), "table index")?,
             rows: c.varint()?,
             input_len: c.varint()?,
         });
@@ -205,11 +293,15 @@ fn parse_footer(f: &[u8], offset: u64) -> Result<Vec<Entry>> {
     Ok(entries)
 }
 
-/// Streaming writer of a record archive for input in `dialect`. Feed it the input (header
-/// line included) through `Write`; call [`RecordWriter::finish`] at the end.
+/// Streaming writer of a record archive. Feed it the input (header line included) through
+/// `Write`; call [`RecordWriter::finish`] at the end.
 pub struct RecordWriter<W: Write> {
     inner: W,
-    dialect: Dialect,
+    /// The archive's tables so far; the first `defined` are in the output.
+    tables: Vec<Table>,
+    defined: usize,
+    /// Splits a SQL dump into tables; `None` for one table of delimited records.
+    segmenter: Option<Segmenter>,
     opts: WriteOptions,
     threads: usize,
     pool: Option<rayon::ThreadPool>,
@@ -221,8 +313,46 @@ pub struct RecordWriter<W: Write> {
     bytes_in: u64,
 }
 
+/// Cuts `buf[range]` into row groups of about `size` bytes at line ends. The range's last,
+/// unterminated line is left for later unless `all`. Returns the pieces and where they end.
+fn cut(buf: &[u8], range: Range<usize>, size: usize, all: bool) -> (Vec<Range<usize>>, usize) {
+    let mut pieces = Vec::new();
+    let (mut start, n) = (range.start, range.end);
+    while start < n {
+        let end = if n - start <= size {
+            if all {
+                n
+            } else {
+                match memchr::memrchr(b'\n', &buf[start..n]) {
+                    Some(i) => start + i + 1,
+                    None => break,
+                }
+            }
+        } else {
+            // Cut after the last line end within the size; a line longer than the row group
+            // limit is cut there (its pieces become exceptions, nothing is lost).
+            match memchr::memrchr(b'\n', &buf[start..start + size]) {
+                Some(i) => start + i + 1,
+                None => {
+                    let limit = (start + rowgroup::MAX_INPUT as usize).min(n);
+                    match memchr::memchr(b'\n', &buf[start + size..limit]) {
+                        Some(i) => start + size + i + 1,
+                        None if limit < n || all => limit,
+                        None => break,
+                    }
+                }
+            }
+        };
+        pieces.push(start..end);
+        start = end;
+    }
+    (pieces, start)
+}
+
 impl<W: Write> RecordWriter<W> {
-    pub fn new(mut inner: W, dialect: Dialect, opts: &WriteOptions) -> Result<Self> {
+    /// A writer of an archive of `format` (a [`Dialect`] for delimited records).
+    pub fn new(mut inner: W, format: impl Into<Format>, opts: &WriteOptions) -> Result<Self> {
+        let format = format.into();
         if !(1 << 10..=rowgroup::MAX_INPUT as usize).contains(&opts.row_group_size) {
             return Err(Error::Request(format!(
                 "row group size {} is outside 1 KiB ..= 64 MiB",
@@ -236,11 +366,13 @@ impl<W: Write> RecordWriter<W> {
             .num_threads(threads)
             .build()
             .ok();
-        let head = header_bytes(&dialect, opts.level);
+        let head = header_bytes(&format, opts.level);
         inner.write_all(&head)?;
         Ok(Self {
             inner,
-            dialect,
+            tables: vec![format.first_table()],
+            defined: 1,
+            segmenter: (format == Format::Sql).then(Segmenter::default),
             opts: opts.clone(),
             threads,
             pool,
@@ -260,68 +392,65 @@ impl<W: Write> RecordWriter<W> {
     /// Encodes whole row groups from the pending input; with `all`, everything pending (the
     /// input has ended), otherwise only up to the last line end.
     fn encode_pending(&mut self, all: bool) -> Result<()> {
+        let segments = match &mut self.segmenter {
+            None => vec![(0, 0..self.pending.len())],
+            Some(seg) => {
+                seg.scan(&self.pending, all);
+                self.tables.clone_from(&seg.tables);
+                seg.segments()
+            }
+        };
         let size = self.opts.row_group_size;
-        let mut pieces: Vec<Range<usize>> = Vec::new();
-        let mut start = 0;
-        let n = self.pending.len();
-        while start < n {
-            let end = if n - start <= size {
-                if all {
-                    n
-                } else {
-                    match memchr::memrchr(b'\n', &self.pending[start..]) {
-                        Some(i) => start + i + 1,
-                        None => break,
-                    }
-                }
-            } else {
-                // Cut after the last line end within the size; a line longer than the row
-                // group limit is cut there (its pieces become exceptions, nothing is lost).
-                let window = &self.pending[start..start + size];
-                match memchr::memrchr(b'\n', window) {
-                    Some(i) => start + i + 1,
-                    None => {
-                        let limit = (start + rowgroup::MAX_INPUT as usize).min(n);
-                        match memchr::memchr(b'\n', &self.pending[start + size..limit]) {
-                            Some(i) => start + size + i + 1,
-                            None if limit < n || all => limit,
-                            None => break,
-                        }
-                    }
-                }
-            };
-            pieces.push(start..end);
-            start = end;
+        let mut pieces: Vec<(usize, Range<usize>)> = Vec::new();
+        let mut consumed = 0;
+        let last = segments.len().saturating_sub(1);
+        for (i, (table, range)) in segments.into_iter().enumerate() {
+            // Every segment but the open last one ends at a line end, whole.
+            let (cuts, end) = cut(&self.pending, range, size, all || i < last);
+            pieces.extend(cuts.into_iter().map(|r| (table, r)));
+            consumed = end;
         }
-        let (level, d) = (self.opts.level, &self.dialect);
+        let (level, tables) = (self.opts.level, &self.tables);
         let src = &self.pending;
         let encode = || -> Vec<Vec<u8>> {
             pieces
                 .par_iter()
-                .map(|r| rowgroup::encode(&src[r.clone()], d, level))
+                .map(|(t, r)| rowgroup::encode(&src[r.clone()], *t, &tables[*t].dialect, level))
                 .collect()
         };
         let groups = match &self.pool {
             Some(p) => p.install(encode),
             None => encode(),
         };
-        for (r, g) in pieces.iter().zip(groups) {
-            let meta = rowgroup::parse_header(&g, self.written, d.columns)?;
+        let columns: Vec<usize> = self.tables.iter().map(|t| t.dialect.columns).collect();
+        for ((table, r), g) in pieces.iter().zip(groups) {
+            // A table is defined just before its first row group.
+            while self.defined <= *table {
+                let def = table_bytes(&self.tables[self.defined]);
+                self.inner.write_all(&def)?;
+                self.written += def.len() as u64;
+                self.defined += 1;
+            }
+            let meta = rowgroup::parse_header(&g, self.written, &columns)?;
             self.entries.push(Entry {
                 offset: self.written,
+                table: *table,
                 rows: meta.rows,
                 input_len: r.len() as u64,
             });
             self.inner.write_all(&g)?;
             self.written += g.len() as u64;
         }
-        self.pending.drain(..start);
+        self.pending.drain(..consumed);
+        if let Some(seg) = &mut self.segmenter {
+            seg.consumed(consumed);
+        }
         Ok(())
     }
 
     /// Writes the remaining row groups and the footer; returns the inner writer.
     pub fn finish(mut self) -> Result<W> {
-        if let Some(h) = &self.dialect.header {
+        if let Some(h) = &self.tables[0].dialect.header {
             if self.header_seen < h.len() {
                 return Err(Error::Request(
                     "the input ended inside its header line".into(),
@@ -338,7 +467,7 @@ impl<W: Write> RecordWriter<W> {
 impl<W: Write> Write for RecordWriter<W> {
     fn write(&mut self, mut buf: &[u8]) -> io::Result<usize> {
         let taken = buf.len();
-        if let Some(h) = &self.dialect.header {
+        if let Some(h) = &self.tables[0].dialect.header {
             let k = (h.len() - self.header_seen).min(buf.len());
             if buf[..k] != h[self.header_seen..self.header_seen + k] {
                 return Err(io::Error::new(
@@ -369,10 +498,11 @@ impl<W: Write> Write for RecordWriter<W> {
 pub struct ArchiveReader {
     data: Vec<u8>,
     level: u8,
-    dialect: Dialect,
+    tables: Vec<Table>,
     header_len: usize,
     groups: Vec<RowGroupMeta>,
-    schema: SchemaRef,
+    /// One schema per table.
+    schemas: Vec<SchemaRef>,
 }
 
 impl ArchiveReader {
@@ -381,7 +511,8 @@ impl ArchiveReader {
         Self::from_bytes(std::fs::read(path)?)
     }
 
-    /// Indexes the archive in `data`: checks the header, the footer and every row group header.
+    /// Indexes the archive in `data`: checks the header, the footer, every table definition
+    /// and every row group header.
     pub fn from_bytes(data: Vec<u8>) -> Result<Self> {
         let header = parse_header(&data)?.ok_or(Error::Truncated {
             what: "archive header",
@@ -403,9 +534,19 @@ impl ArchiveReader {
                 Error::corrupt("footer", trailer as u64, "footer length past the start")
             })?;
         let entries = parse_footer(&data[footer_at..], footer_at as u64)?;
+        let mut tables = vec![header.format.first_table()];
         let mut groups = Vec::with_capacity(entries.len());
         let mut at = header.len as u64;
+        let define = |at: &mut u64, tables: &mut Vec<Table>| -> Result<()> {
+            while (*at as usize) < footer_at && data[*at as usize] == TAG_TABLE {
+                let (t, len) = parse_table(&data[*at as usize..footer_at], *at)?;
+                tables.push(t);
+                *at += len as u64;
+            }
+            Ok(())
+        };
         for (i, e) in entries.iter().enumerate() {
+            define(&mut at, &mut tables)?;
             if e.offset != at {
                 return Err(Error::corrupt(
                     "footer",
@@ -416,9 +557,13 @@ impl ArchiveReader {
                     ),
                 ));
             }
-            let meta =
-                rowgroup::parse_header(&data[at as usize..footer_at], at, header.dialect.columns)?;
-            if meta.rows != e.rows || meta.input_len != e.input_len || meta.end > footer_at as u64 {
+            let counts: Vec<usize> = tables.iter().map(|t| t.dialect.columns).collect();
+            let meta = rowgroup::parse_header(&data[at as usize..footer_at], at, &counts)?;
+            if meta.rows != e.rows
+                || meta.input_len != e.input_len
+                || meta.table != e.table
+                || meta.end > footer_at as u64
+            {
                 return Err(Error::corrupt(
                     "row group header",
                     at,
@@ -428,6 +573,7 @@ impl ArchiveReader {
             at = meta.end;
             groups.push(meta);
         }
+        define(&mut at, &mut tables)?;
         if at != footer_at as u64 {
             return Err(Error::corrupt(
                 "archive",
@@ -435,24 +581,61 @@ impl ArchiveReader {
                 "bytes between the last row group and the footer",
             ));
         }
-        let schema = schema_of(&header.dialect, &groups);
+        let schemas = (0..tables.len())
+            .map(|t| schema_of(t, &tables[t].dialect, &groups))
+            .collect();
         Ok(Self {
             data,
             level: header.level,
-            dialect: header.dialect,
+            tables,
             header_len: header.len,
             groups,
-            schema,
+            schemas,
         })
     }
 
-    /// The Arrow schema: one nullable field per column, typed when every row group agrees.
-    pub fn schema(&self) -> SchemaRef {
-        self.schema.clone()
+    /// The archive's tables: one for delimited records; for a SQL dump, the statements (table
+    /// 0) and a table per COPY block's table.
+    pub fn tables(&self) -> &[Table] {
+        &self.tables
     }
 
+    /// Index of the table named `name`.
+    pub fn table_index(&self, name: &str) -> Result<usize> {
+        self.tables
+            .iter()
+            .position(|t| t.name == name)
+            .ok_or_else(|| {
+                Error::Request(format!(
+                    "no table named {name:?}; the archive has {}",
+                    self.table_names().join(", ")
+                ))
+            })
+    }
+
+    fn table_names(&self) -> Vec<&str> {
+        self.tables.iter().map(|t| t.name.as_str()).collect()
+    }
+
+    /// The Arrow schema of table 0 (the only table of a delimited archive).
+    pub fn schema(&self) -> SchemaRef {
+        self.schemas[0].clone()
+    }
+
+    /// The Arrow schema of table `table`: one nullable field per column, typed when every row
+    /// group agrees.
+    pub fn table_schema(&self, table: usize) -> Result<SchemaRef> {
+        self.schemas.get(table).cloned().ok_or_else(|| {
+            Error::Request(format!(
+                "table {table} does not exist (the archive has {})",
+                self.tables.len()
+            ))
+        })
+    }
+
+    /// The dialect of table 0.
     pub fn dialect(&self) -> &Dialect {
-        &self.dialect
+        &self.tables[0].dialect
     }
 
     /// The level number the archive was written at.
@@ -460,18 +643,26 @@ impl ArchiveReader {
         self.level
     }
 
+    /// Every row group, in input order.
     pub fn row_groups(&self) -> &[RowGroupMeta] {
         &self.groups
     }
 
-    /// Total rows.
+    /// Indexes (into [`row_groups`](Self::row_groups)) of the row groups of table `table`.
+    pub fn groups_of(&self, table: usize) -> Vec<usize> {
+        (0..self.groups.len())
+            .filter(|&g| self.groups[g].table == table)
+            .collect()
+    }
+
+    /// Total rows of every table.
     pub fn rows(&self) -> u64 {
         self.groups.iter().map(|g| g.rows).sum()
     }
 
     /// Bytes the archive rebuilds to.
     pub fn input_len(&self) -> u64 {
-        self.dialect.header.as_ref().map_or(0, |h| h.len() as u64)
+        self.dialect().header.as_ref().map_or(0, |h| h.len() as u64)
             + self.groups.iter().map(|g| g.input_len).sum::<u64>()
     }
 
@@ -484,42 +675,59 @@ impl ArchiveReader {
         self.data.is_empty()
     }
 
-    /// Index of the column named `name`.
+    /// Index of the column named `name` in table 0.
     pub fn column_index(&self, name: &str) -> Result<usize> {
-        self.dialect
+        self.column_index_in(0, name)
+    }
+
+    /// Index of the column named `name` in table `table`.
+    pub fn column_index_in(&self, table: usize, name: &str) -> Result<usize> {
+        let t = self
+            .tables
+            .get(table)
+            .ok_or_else(|| Error::Request(format!("table {table} does not exist")))?;
+        t.dialect
             .names
             .iter()
             .position(|n| n == name)
             .ok_or_else(|| {
                 Error::Request(format!(
-                    "no column named {name:?}; the archive has {}",
-                    self.dialect.names.join(", ")
+                    "no column named {name:?} in table {}; it has {}",
+                    t.name,
+                    t.dialect.names.join(", ")
                 ))
             })
     }
 
-    /// One batch per row group in `groups`, holding the columns in `projection` (all when
-    /// `None`), decoding only those columns' chunks.
+    /// One batch per row group in `groups` (all of one table), holding the columns in
+    /// `projection` (all when `None`), decoding only those columns' chunks.
     pub fn read(
         &self,
         projection: Option<&[usize]>,
         groups: Range<usize>,
     ) -> Result<Vec<RecordBatch>> {
-        let cols: Vec<usize> = match projection {
-            Some(p) => p.to_vec(),
-            None => (0..self.dialect.columns).collect(),
-        };
-        let schema = Arc::new(
-            self.schema
-                .project(&cols)
-                .map_err(|e| Error::Request(e.to_string()))?,
-        );
         let metas = self.groups.get(groups.clone()).ok_or_else(|| {
             Error::Request(format!(
                 "row groups {groups:?} out of range (the archive has {})",
                 self.groups.len()
             ))
         })?;
+        let table = metas.first().map_or(0, |g| g.table);
+        if let Some(g) = metas.iter().find(|g| g.table != table) {
+            return Err(Error::Request(format!(
+                "row groups {groups:?} span tables {} and {}; read one table at a time",
+                self.tables[table].name, self.tables[g.table].name
+            )));
+        }
+        let cols: Vec<usize> = match projection {
+            Some(p) => p.to_vec(),
+            None => (0..self.tables[table].dialect.columns).collect(),
+        };
+        let full = &self.schemas[table];
+        let schema = Arc::new(
+            full.project(&cols)
+                .map_err(|e| Error::Request(e.to_string()))?,
+        );
         metas
             .par_iter()
             .map(|g| {
@@ -528,7 +736,7 @@ impl ArchiveReader {
                 let arrays = columns
                     .iter()
                     .zip(&cols)
-                    .map(|(c, &i)| c.to_arrow(g.rows as usize, self.schema.field(i).data_type()))
+                    .map(|(c, &i)| c.to_arrow(g.rows as usize, full.field(i).data_type()))
                     .collect::<Result<Vec<_>>>()?;
                 RecordBatch::try_new(schema.clone(), arrays)
                     .map_err(|e| Error::corrupt("row group", g.offset, e.to_string()))
@@ -539,7 +747,7 @@ impl ArchiveReader {
     /// Writes the original input to `out`; returns its length.
     pub fn rebuild_to(&self, mut out: impl Write) -> Result<u64> {
         let mut total = 0u64;
-        if let Some(h) = &self.dialect.header {
+        if let Some(h) = &self.dialect().header {
             out.write_all(h)?;
             total += h.len() as u64;
         }
@@ -550,7 +758,7 @@ impl ArchiveReader {
                 .map(|g| {
                     let mut buf = Vec::new();
                     let src = &self.data[g.offset as usize..g.end as usize];
-                    rowgroup::rebuild(src, g, &self.dialect, &mut buf)?;
+                    rowgroup::rebuild(src, g, &self.tables[g.table].dialect, &mut buf)?;
                     Ok(buf)
                 })
                 .collect();
@@ -569,13 +777,14 @@ impl ArchiveReader {
     }
 }
 
-/// Each column's Arrow type: its kind's when every row group with rows agrees, else Utf8.
-fn schema_of(d: &Dialect, groups: &[RowGroupMeta]) -> SchemaRef {
+/// Each column's Arrow type in table `table`: its kind's when every row group of the table
+/// with rows agrees, else Utf8.
+fn schema_of(table: usize, d: &Dialect, groups: &[RowGroupMeta]) -> SchemaRef {
     let fields: Vec<Field> = (0..d.columns)
         .map(|i| {
             let mut kinds = groups
                 .iter()
-                .filter(|g| g.rows > 0)
+                .filter(|g| g.table == table && g.rows > 0)
                 .map(|g| g.columns[i].kind);
             let first = kinds.next().unwrap_or(Kind::Text);
             let kind = if kinds.all(|k| k == first) {
@@ -604,9 +813,9 @@ pub fn rebuild(mut src: impl Read, mut out: impl Write) -> Result<u64> {
             });
         }
     };
-    let d = header.dialect;
+    let mut tables = vec![header.format.first_table()];
     let mut total = 0u64;
-    if let Some(h) = &d.header {
+    if let Some(h) = &tables[0].dialect.header {
         out.write_all(h)?;
         total += h.len() as u64;
     }
@@ -633,6 +842,25 @@ pub fn rebuild(mut src: impl Read, mut out: impl Write) -> Result<u64> {
             }
             return Ok(total);
         }
+        if buf[0] == TAG_TABLE {
+            let (t, len) = loop {
+                match parse_table(&buf, offset) {
+                    Err(Error::Truncated { .. }) => {
+                        if read_more(&mut src, &mut buf, 1 << 10)? == 0 {
+                            return Err(Error::Truncated {
+                                what: "table definition",
+                                offset,
+                            });
+                        }
+                    }
+                    r => break r?,
+                }
+            };
+            tables.push(t);
+            buf.drain(..len);
+            offset += len as u64;
+            continue;
+        }
         if buf[0] != TAG_ROW_GROUP {
             return Err(Error::corrupt(
                 "archive",
@@ -640,8 +868,9 @@ pub fn rebuild(mut src: impl Read, mut out: impl Write) -> Result<u64> {
                 format!("unknown item tag {}", buf[0]),
             ));
         }
+        let columns: Vec<usize> = tables.iter().map(|t| t.dialect.columns).collect();
         let meta = loop {
-            match rowgroup::parse_header(&buf, offset, d.columns) {
+            match rowgroup::parse_header(&buf, offset, &columns) {
                 Err(Error::Truncated { .. }) => {
                     if read_more(&mut src, &mut buf, 1 << 12)? == 0 {
                         return Err(Error::Truncated {
@@ -664,11 +893,12 @@ pub fn rebuild(mut src: impl Read, mut out: impl Write) -> Result<u64> {
             }
         }
         let mut part = Vec::with_capacity(meta.input_len as usize);
-        rowgroup::rebuild(&buf[..len], &meta, &d, &mut part)?;
+        rowgroup::rebuild(&buf[..len], &meta, &tables[meta.table].dialect, &mut part)?;
         out.write_all(&part)?;
         total += part.len() as u64;
         entries.push(Entry {
             offset,
+            table: meta.table,
             rows: meta.rows,
             input_len: meta.input_len,
         });

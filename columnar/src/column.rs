@@ -5,25 +5,28 @@
 //! Kinds: integers, fixed-place decimals and ISO dates are stored as i64 (plain or as deltas,
 //! zigzag varints); text is stored plain (lengths + bytes) or, when values repeat, as a sorted
 //! dictionary plus one id per row. A per-row *flags* stream, present only when some flag is
-//! not 0, says how each value was spelled: quoted text (1) or an empty field in a typed column,
-//! a null (2).
+//! not 0, says how each value was spelled: quoted text (1) or a null (2), spelled as the
+//! dialect spells nulls (an empty field in CSV, `\N` in PostgreSQL COPY text).
 
 use std::sync::Arc;
 
-use arrow_array::{ArrayRef, Date32Array, Decimal128Array, Int64Array, StringArray};
+use arrow_array::{
+    ArrayRef, Date32Array, Decimal128Array, Int64Array, StringArray, TimestampMicrosecondArray,
+    TimestampMillisecondArray, TimestampSecondArray,
+};
 use arrow_buffer::{NullBuffer, OffsetBuffer, ScalarBuffer};
-use arrow_schema::DataType;
+use arrow_schema::{DataType, TimeUnit};
 
 use crate::bytes::{put_varint, unzigzag, zigzag, Cursor};
 use crate::error::{Error, Result};
 use crate::template;
-use crate::text;
+use crate::text::{self, TimeFormat};
 
 /// Flag of a value spelled as is.
 pub const BARE: u8 = 0;
 /// Flag of a text value spelled in double quotes (inner quotes doubled).
 pub const QUOTED: u8 = 1;
-/// Flag of an empty field in a typed column: an Arrow null.
+/// Flag of a null: an empty field in a typed CSV column, or the dialect's null spelling.
 pub const NULL: u8 = 2;
 
 /// What a column chunk holds.
@@ -34,6 +37,8 @@ pub enum Kind {
     Decimal(u8),
     /// Days since 1970-01-01, spelled `YYYY-MM-DD`.
     Date,
+    /// Units of `10^-places` seconds since 1970-01-01 00:00:00, spelled as the format says.
+    Timestamp(TimeFormat),
     Text,
 }
 
@@ -44,6 +49,7 @@ impl Kind {
             Kind::Int => DataType::Int64,
             Kind::Decimal(p) => DataType::Decimal128(18, p as i8),
             Kind::Date => DataType::Date32,
+            Kind::Timestamp(f) => DataType::Timestamp(arrow_unit(f).0, None),
             Kind::Text => DataType::Utf8,
         }
     }
@@ -53,8 +59,30 @@ impl Kind {
             Kind::Int => "int".into(),
             Kind::Decimal(p) => format!("decimal({p})"),
             Kind::Date => "date".into(),
+            Kind::Timestamp(f) if f.places == 0 => "timestamp".into(),
+            Kind::Timestamp(f) => format!("timestamp({})", f.places),
             Kind::Text => "text".into(),
         }
+    }
+}
+
+/// The Arrow time unit for timestamps of format `f`, and the factor from `f`'s units to it.
+fn arrow_unit(f: TimeFormat) -> (TimeUnit, i64) {
+    let (unit, places) = match f.places {
+        0 => (TimeUnit::Second, 0),
+        1..=3 => (TimeUnit::Millisecond, 3),
+        _ => (TimeUnit::Microsecond, 6),
+    };
+    (unit, 10i64.pow(u32::from(places - f.places)))
+}
+
+/// Whether a decoded value is one `kind`'s parser could have produced (readers refuse others:
+/// they could not be spelled back).
+fn in_range(kind: Kind, v: i64) -> bool {
+    match kind {
+        Kind::Date => text::date_in_range(v),
+        Kind::Timestamp(f) => text::timestamp_in_range(v, f),
+        _ => true,
     }
 }
 
@@ -137,30 +165,38 @@ pub struct EncodedColumn {
 }
 
 /// Chooses the column's kind from its values: the first of int, decimal, date that spells
-/// every non-empty bare value exactly (and no value is quoted); text otherwise.
-fn infer(col: &RawColumn) -> Kind {
-    let (mut int, mut date) = (true, true);
+/// every non-null bare value exactly (and no value is quoted); text otherwise. Nulls are the
+/// values flagged [`NULL`] and, with `empty_is_null`, empty ones.
+fn infer(col: &RawColumn, empty_is_null: bool) -> Kind {
+    let (mut int, mut date, mut time) = (true, true, true);
     let mut places: Option<u8> = None;
+    let mut format: Option<TimeFormat> = None;
     let mut dec = true;
     let mut present = 0;
     for row in 0..col.rows() {
         let v = col.value(row);
-        if col.flags[row] != BARE {
-            return Kind::Text;
-        }
-        if v.is_empty() {
-            continue;
+        match col.flags[row] {
+            NULL => continue,
+            BARE if v.is_empty() && empty_is_null => continue,
+            BARE if !v.is_empty() => {}
+            _ => return Kind::Text,
         }
         present += 1;
         int = int && text::parse_int(v).is_some();
         date = date && text::parse_date(v).is_some();
+        if time {
+            match text::parse_timestamp(v) {
+                Some((_, f)) if format.is_none_or(|g| g == f) => format = Some(f),
+                _ => time = false,
+            }
+        }
         if dec && !int {
             match text::parse_decimal(v) {
                 Some((_, p)) if places.is_none_or(|q| q == p) => places = Some(p),
                 _ => dec = false,
             }
         }
-        if !int && !dec && !date {
+        if !int && !dec && !date && !time {
             return Kind::Text;
         }
     }
@@ -174,15 +210,18 @@ fn infer(col: &RawColumn) -> Kind {
         Kind::Decimal(p)
     } else if date {
         Kind::Date
+    } else if let (true, Some(f)) = (time, format) {
+        Kind::Timestamp(f)
     } else {
         Kind::Text
     }
 }
 
 /// Types and codes one column: one or more candidate codings (the caller keeps the one that
-/// compresses smallest).
-pub fn encode(col: &RawColumn) -> Vec<EncodedColumn> {
-    let kind = infer(col);
+/// compresses smallest). `empty_is_null`: whether an empty bare value in a typed column is a
+/// null (CSV) or makes the column text (COPY, where a null has its own spelling).
+pub fn encode(col: &RawColumn, empty_is_null: bool) -> Vec<EncodedColumn> {
+    let kind = infer(col, empty_is_null);
     if kind == Kind::Text {
         return encode_text(col);
     }
@@ -190,7 +229,7 @@ pub fn encode(col: &RawColumn) -> Vec<EncodedColumn> {
     let mut values = Vec::with_capacity(col.rows());
     for row in 0..col.rows() {
         let v = col.value(row);
-        if v.is_empty() {
+        if col.flags[row] == NULL || v.is_empty() {
             flags.push(NULL);
             continue;
         }
@@ -200,6 +239,7 @@ pub fn encode(col: &RawColumn) -> Vec<EncodedColumn> {
                 Kind::Int => text::parse_int(v),
                 Kind::Decimal(_) => text::parse_decimal(v).map(|(x, _)| x),
                 Kind::Date => text::parse_date(v),
+                Kind::Timestamp(_) => text::parse_timestamp(v).map(|(t, _)| t),
                 Kind::Text => unreachable!(),
             }
             .expect("infer checked every value"),
@@ -240,26 +280,88 @@ pub fn encode(col: &RawColumn) -> Vec<EncodedColumn> {
     .collect()
 }
 
-/// Integer stream mode: differences from another column of the row group (its index follows
-/// as a varint, then an integer stream of modes 0..=3).
+/// Integer stream mode: differences from another column of the row group, row by row (its
+/// index follows as a varint, then an integer stream of modes 0..=3).
 pub const RELATIVE: u8 = 4;
+/// Integer stream mode: the values listed in the stable ascending order of another column's
+/// values (a table dumped out of key order reads in key order; index and inner stream follow
+/// as for [`RELATIVE`]).
+pub const ORDERED: u8 = 5;
 
-/// Integer stream candidates for `values` coded as differences from column `base`'s values.
-pub fn relative_candidates(values: &[i64], base_values: &[i64], base: usize) -> Vec<Vec<u8>> {
-    let diffs: Vec<i64> = values
-        .iter()
-        .zip(base_values)
-        .map(|(&v, &b)| v.wrapping_sub(b))
-        .collect();
-    [encode_ints(&diffs), planes(&diffs, false)]
+/// How a typed column's stored integers depend on another column of its row group.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Link {
+    /// Differences from column `.0`'s values in the same rows ([`RELATIVE`]).
+    Relative(usize),
+    /// In the order of column `.0`'s values ([`ORDERED`]).
+    Ordered(usize),
+}
+
+impl Link {
+    /// The column this one depends on.
+    pub fn base(self) -> usize {
+        match self {
+            Link::Relative(b) | Link::Ordered(b) => b,
+        }
+    }
+}
+
+/// Integer stream candidates for `values` (a column's present values; `flags` its flags, if
+/// any) linked to the base column whose values in every row are `base_values`.
+pub fn linked_candidates(
+    values: &[i64],
+    flags: Option<&[u8]>,
+    base_values: &[i64],
+    link: Link,
+) -> Vec<Vec<u8>> {
+    let seq = linked_sequence(values, flags, base_values, link);
+    let mode = match link {
+        Link::Relative(_) => RELATIVE,
+        Link::Ordered(_) => ORDERED,
+    };
+    [encode_ints(&seq), planes(&seq, false), planes(&seq, true)]
         .into_iter()
         .map(|inner| {
-            let mut out = vec![RELATIVE];
-            put_varint(&mut out, base as u64);
+            let mut out = vec![mode];
+            put_varint(&mut out, link.base() as u64);
             out.extend_from_slice(&inner);
             out
         })
         .collect()
+}
+
+/// The sequence a linked column stores: differences from the base in the same rows, or the
+/// values in the base's order.
+pub fn linked_sequence(
+    values: &[i64],
+    flags: Option<&[u8]>,
+    base_values: &[i64],
+    link: Link,
+) -> Vec<i64> {
+    match link {
+        Link::Relative(_) => present_rows(flags, base_values.len())
+            .zip(values)
+            .map(|(row, &v)| v.wrapping_sub(base_values[row]))
+            .collect(),
+        Link::Ordered(_) => order_of(base_values, flags)
+            .into_iter()
+            .map(|i| values[i])
+            .collect(),
+    }
+}
+
+/// The rows holding a value (flag [`BARE`]), in order.
+fn present_rows(flags: Option<&[u8]>, rows: usize) -> impl Iterator<Item = usize> + '_ {
+    (0..rows).filter(move |&r| flags.is_none_or(|f| f[r] == BARE))
+}
+
+/// For a column with `flags` (rows without them all present), the indexes of its present
+/// values in the stable ascending order of `key`'s values in their rows.
+pub fn order_of(key: &[i64], flags: Option<&[u8]>) -> Vec<usize> {
+    let rows: Vec<usize> = present_rows(flags, key.len()).collect();
+    let mut order: Vec<usize> = (0..rows.len()).collect();
+    order.sort_by_key(|&i| key[rows[i]]);
+    order
 }
 
 /// Bytes of `values` as zigzag varints, plain or as differences, whichever is fewer: a quick
@@ -274,51 +376,85 @@ pub fn varint_estimate(values: &[i64]) -> usize {
     plain.min(delta)
 }
 
-/// Adds base values to the columns coded relative to another (see [`RELATIVE`]). `columns`
-/// holds the decoded columns by index (`None` where not decoded); every base a column names
-/// must be decoded, typed like it, without nulls and not relative itself.
-pub fn resolve_relative(columns: &mut [Option<Column>]) -> Result<()> {
+/// Resolves the columns linked to another (see [`Link`]) into their own values, bases first.
+/// `columns` holds the decoded columns by index (`None` where not decoded); every base a
+/// column names must be decoded, typed (like it, for [`Link::Relative`]) and without nulls,
+/// and links must not form a cycle.
+pub fn resolve_links(columns: &mut [Option<Column>]) -> Result<()> {
     let bad = |detail: String| Error::corrupt("column chunk", 0, detail);
-    for j in 0..columns.len() {
-        let Some(Column::Typed {
-            base: Some(b),
-            kind,
-            ..
-        }) = &columns[j]
-        else {
-            continue;
-        };
-        let (b, kind) = (*b, *kind);
-        let base_values = match columns.get(b) {
-            Some(Some(Column::Typed {
-                kind: k,
-                flags: None,
+    loop {
+        let (mut waiting, mut resolved) = (false, false);
+        for j in 0..columns.len() {
+            let Some(Column::Typed {
+                link: Some(link),
+                kind,
+                ..
+            }) = &columns[j]
+            else {
+                continue;
+            };
+            let (link, kind, b) = (*link, *kind, link.base());
+            let base_values = match columns.get(b) {
+                Some(Some(Column::Typed { link: Some(_), .. })) if b != j => {
+                    waiting = true;
+                    continue;
+                }
+                Some(Some(Column::Typed {
+                    kind: k,
+                    flags: None,
+                    values,
+                    link: None,
+                })) if b != j && (*k == kind || matches!(link, Link::Ordered(_))) => values.clone(),
+                _ => {
+                    return Err(bad(format!(
+                        "column {j} is linked to column {b}, which is not a typed column \
+                         without nulls of a kind it can follow"
+                    )))
+                }
+            };
+            let Some(Column::Typed {
                 values,
-                base: None,
-            })) if *k == kind && b != j => values.clone(),
-            _ => {
+                link: slot,
+                flags,
+                ..
+            }) = &mut columns[j]
+            else {
+                unreachable!()
+            };
+            let rows = flags.as_ref().map_or(values.len(), Vec::len);
+            if rows != base_values.len() {
                 return Err(bad(format!(
-                    "column {j} is relative to column {b}, which is not a like column"
-                )))
+                    "column {j} and its base column {b} differ in length"
+                )));
             }
-        };
-        let Some(Column::Typed { values, base, .. }) = &mut columns[j] else {
-            unreachable!()
-        };
-        if values.len() != base_values.len() {
-            return Err(bad(format!(
-                "column {j} and its base column {b} differ in length"
-            )));
+            let flags = flags.as_deref();
+            match link {
+                Link::Relative(_) => {
+                    for (v, row) in values.iter_mut().zip(present_rows(flags, rows)) {
+                        *v = v.wrapping_add(base_values[row]);
+                    }
+                }
+                Link::Ordered(_) => {
+                    let mut out = vec![0; values.len()];
+                    for (&v, i) in values.iter().zip(order_of(&base_values, flags)) {
+                        out[i] = v;
+                    }
+                    *values = out;
+                }
+            }
+            if !values.iter().all(|&v| in_range(kind, v)) {
+                return Err(bad("date outside years 0000..=9999".into()));
+            }
+            *slot = None;
+            resolved = true;
         }
-        for (v, &b) in values.iter_mut().zip(&base_values) {
-            *v = v.wrapping_add(b);
+        if !waiting {
+            return Ok(());
         }
-        if kind == Kind::Date && !values.iter().all(|&d| text::date_in_range(d)) {
-            return Err(bad("date outside years 0000..=9999".into()));
+        if !resolved {
+            return Err(bad("columns linked in a cycle".into()));
         }
-        *base = None;
     }
-    Ok(())
 }
 
 /// Integer stream mode: byte planes of each value minus the smallest.
@@ -575,11 +711,11 @@ pub enum Column {
     Typed {
         kind: Kind,
         flags: Option<Vec<u8>>,
-        /// The present (non-null) values, in row order; until [`resolve_relative`] has run on
-        /// a column with a `base`, their differences from the base column's values.
+        /// The present (non-null) values, in row order; until [`resolve_links`] has run on
+        /// a column with a `link`, the sequence the link stores.
         values: Vec<i64>,
-        /// The column whose values these are relative to (integer mode 4).
-        base: Option<usize>,
+        /// The column these values depend on, and how.
+        link: Option<Link>,
     },
     Text {
         flags: Option<Vec<u8>>,
@@ -614,8 +750,8 @@ pub fn decode(
         if f.len() != rows {
             return Err(bad(format!("{} flags for {rows} rows", f.len())));
         }
-        let allowed = if kind == Kind::Text { QUOTED } else { NULL };
-        if let Some(&x) = f.iter().find(|&&x| x != BARE && x != allowed) {
+        let quoted = if kind == Kind::Text { QUOTED } else { NULL };
+        if let Some(&x) = f.iter().find(|&&x| x != BARE && x != NULL && x != quoted) {
             return Err(bad(format!("flag {x} in a {} column", kind.name())));
         }
     }
@@ -624,18 +760,21 @@ pub fn decode(
             .as_ref()
             .map_or(rows, |f| f.iter().filter(|&&x| x == BARE).count());
         let ints = take(&mut streams, Role::Ints).ok_or_else(|| bad("no integer stream".into()))?;
-        let (values, base) = if ints.first() == Some(&RELATIVE) {
-            let mut c = Cursor::new(&ints[1..], 0, "integer stream");
-            let base = c.bounded(u64::from(u32::MAX), "base column")?;
-            if flags.is_some() {
-                return Err(bad("a column with nulls coded relative to another".into()));
+        let (values, link) = match ints.first() {
+            Some(&mode @ (RELATIVE | ORDERED)) => {
+                let mut c = Cursor::new(&ints[1..], 0, "integer stream");
+                let base = c.bounded(u64::from(u32::MAX), "base column")?;
+                let at = ints.len() - c.remaining();
+                let link = if mode == RELATIVE {
+                    Link::Relative(base)
+                } else {
+                    Link::Ordered(base)
+                };
+                (decode_ints(&ints[at..], present)?, Some(link))
             }
-            let at = ints.len() - c.remaining();
-            (decode_ints(&ints[at..], present)?, Some(base))
-        } else {
-            (decode_ints(&ints, present)?, None)
+            _ => (decode_ints(&ints, present)?, None),
         };
-        if base.is_none() && kind == Kind::Date && !values.iter().all(|&d| text::date_in_range(d)) {
+        if link.is_none() && !values.iter().all(|&v| in_range(kind, v)) {
             return Err(bad("date outside years 0000..=9999".into()));
         }
         if let Kind::Decimal(p) = kind {
@@ -647,7 +786,7 @@ pub fn decode(
             kind,
             flags,
             values,
-            base,
+            link,
         });
     }
     let lengths = take(&mut streams, Role::Lengths).unwrap_or_default();
@@ -749,10 +888,17 @@ impl Column {
         flags.as_ref().map_or(BARE, |f| f[row])
     }
 
-    /// A cursor that writes the column's rows in order (typed values are consumed in order).
+    /// A cursor that writes the column's rows in order (typed values are consumed in order),
+    /// spelling nulls as nothing.
     pub fn writer(&self) -> ColumnWriter<'_> {
+        self.writer_with_null(b"")
+    }
+
+    /// A writer that spells nulls as `null`.
+    pub fn writer_with_null<'a>(&'a self, null: &'a [u8]) -> ColumnWriter<'a> {
         ColumnWriter {
             col: self,
+            null,
             next_value: 0,
             next_present: 0,
             dates: text::DateSpeller::default(),
@@ -817,6 +963,24 @@ impl Column {
                         ScalarBuffer::from(full.into_iter().map(|d| d as i32).collect::<Vec<_>>()),
                         nulls,
                     )),
+                    Kind::Timestamp(f) => {
+                        let (unit, factor) = arrow_unit(*f);
+                        let values: Vec<i64> = full.into_iter().map(|v| v * factor).collect();
+                        match unit {
+                            TimeUnit::Second => Arc::new(TimestampSecondArray::new(
+                                ScalarBuffer::from(values),
+                                nulls,
+                            )),
+                            TimeUnit::Millisecond => Arc::new(TimestampMillisecondArray::new(
+                                ScalarBuffer::from(values),
+                                nulls,
+                            )),
+                            _ => Arc::new(TimestampMicrosecondArray::new(
+                                ScalarBuffer::from(values),
+                                nulls,
+                            )),
+                        }
+                    }
                     Kind::Text => unreachable!("typed columns are not text"),
                 })
             }
@@ -825,16 +989,18 @@ impl Column {
                 let mut data = Vec::new();
                 let mut offsets = Vec::with_capacity(rows + 1);
                 offsets.push(0i32);
+                let mut valid = Vec::with_capacity(rows);
                 for _ in 0..rows {
-                    w.value(&mut data);
+                    valid.push(w.value(&mut data) != NULL);
                     let end = i32::try_from(data.len())
                         .map_err(|_| Error::Request("text column over 2 GiB".into()))?;
                     offsets.push(end);
                 }
+                let nulls = valid.contains(&false).then(|| NullBuffer::from(valid));
                 let arr = StringArray::try_new(
                     OffsetBuffer::new(ScalarBuffer::from(offsets)),
                     data.into(),
-                    None,
+                    nulls,
                 )
                 .map_err(|e| Error::corrupt("text column", 0, e.to_string()))?;
                 Ok(Arc::new(arr))
@@ -846,6 +1012,8 @@ impl Column {
 /// Writes a column's rows one after another.
 pub struct ColumnWriter<'a> {
     col: &'a Column,
+    /// How a null is spelled.
+    null: &'a [u8],
     next_value: usize,
     next_present: usize,
     dates: text::DateSpeller,
@@ -877,6 +1045,10 @@ impl ColumnWriter<'_> {
                         self.dates.put(data, v);
                         ends.push(data.len());
                     }),
+                    Kind::Timestamp(f) => values.iter().for_each(|&v| {
+                        self.dates.put_timestamp(data, v, *f);
+                        ends.push(data.len());
+                    }),
                     Kind::Text => unreachable!("typed columns are not text"),
                 }
                 self.next_present += n;
@@ -889,7 +1061,7 @@ impl ColumnWriter<'_> {
                 ids,
             } if flags
                 .as_ref()
-                .is_none_or(|f| !f[row..row + n].contains(&QUOTED)) =>
+                .is_none_or(|f| f[row..row + n].iter().all(|&x| x == BARE)) =>
             {
                 let entry = |e: usize| &entries[offsets[e] as usize..offsets[e + 1] as usize];
                 match ids {
@@ -925,7 +1097,8 @@ impl ColumnWriter<'_> {
         self.write(out, false)
     }
 
-    /// Appends the next row's value spelled exactly as it was (quotes included).
+    /// Appends the next row's value spelled exactly as it was (quotes included, a null as the
+    /// writer's null spelling).
     pub fn spelled(&mut self, out: &mut Vec<u8>) {
         self.write(out, true);
     }
@@ -947,8 +1120,11 @@ impl ColumnWriter<'_> {
                         Kind::Int => text::put_int(out, v),
                         Kind::Decimal(p) => text::put_decimal(out, v, *p),
                         Kind::Date => self.dates.put(out, v),
+                        Kind::Timestamp(f) => self.dates.put_timestamp(out, v, *f),
                         Kind::Text => unreachable!(),
                     }
+                } else if spelled {
+                    out.extend_from_slice(self.null);
                 }
                 flag
             }
@@ -970,6 +1146,8 @@ impl ColumnWriter<'_> {
                         }
                     }
                     out.push(b'"');
+                } else if spelled && flag == NULL {
+                    out.extend_from_slice(self.null);
                 } else {
                     out.extend_from_slice(v);
                 }
@@ -984,7 +1162,10 @@ impl ColumnWriter<'_> {
 /// spelled), `Some(false)` for text and dates.
 pub fn spell(array: &dyn arrow_array::Array, row: usize, out: &mut Vec<u8>) -> Option<bool> {
     use arrow_array::cast::AsArray;
-    use arrow_array::types::{Date32Type, Decimal128Type, Int64Type};
+    use arrow_array::types::{
+        Date32Type, Decimal128Type, Int64Type, TimestampMicrosecondType, TimestampMillisecondType,
+        TimestampNanosecondType, TimestampSecondType,
+    };
     if array.is_null(row) {
         return None;
     }
@@ -1005,9 +1186,101 @@ pub fn spell(array: &dyn arrow_array::Array, row: usize, out: &mut Vec<u8>) -> O
             );
             Some(false)
         }
+        DataType::Timestamp(unit, _) => {
+            let (v, places) = match unit {
+                TimeUnit::Second => (array.as_primitive::<TimestampSecondType>().value(row), 0),
+                TimeUnit::Millisecond => (
+                    array.as_primitive::<TimestampMillisecondType>().value(row),
+                    3,
+                ),
+                TimeUnit::Microsecond => (
+                    array.as_primitive::<TimestampMicrosecondType>().value(row),
+                    6,
+                ),
+                TimeUnit::Nanosecond => (
+                    array.as_primitive::<TimestampNanosecondType>().value(row) / 1000,
+                    6,
+                ),
+            };
+            let f = TimeFormat { places, t: false };
+            text::DateSpeller::default().put_timestamp(out, v, f);
+            Some(false)
+        }
         _ => {
             out.extend_from_slice(array.as_string::<i32>().value(row).as_bytes());
             Some(false)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn typed(values: Vec<i64>, flags: Option<Vec<u8>>, link: Option<Link>) -> Option<Column> {
+        Some(Column::Typed {
+            kind: Kind::Int,
+            flags,
+            values,
+            link,
+        })
+    }
+
+    fn values(c: &Option<Column>) -> &[i64] {
+        match c {
+            Some(Column::Typed { values, .. }) => values,
+            _ => panic!("not typed"),
+        }
+    }
+
+    proptest! {
+        /// A column with nulls, linked to a key (in its order) or to a like column (as
+        /// differences), comes back as it was through every candidate stream.
+        #[test]
+        fn linked_columns_resolve_to_their_values(
+            rows in proptest::collection::vec((any::<i32>(), any::<i32>(), any::<bool>()), 1..200),
+            ordered in any::<bool>(),
+        ) {
+            let base: Vec<i64> = rows.iter().map(|r| i64::from(r.0)).collect();
+            let flags: Vec<u8> = rows.iter().map(|r| if r.2 { NULL } else { BARE }).collect();
+            let vals: Vec<i64> = rows.iter().filter(|r| !r.2).map(|r| i64::from(r.1)).collect();
+            let link = if ordered { Link::Ordered(0) } else { Link::Relative(0) };
+            for ints in linked_candidates(&vals, Some(&flags), &base, link) {
+                let col = decode(Kind::Int, rows.len(), 0, vec![
+                    (Role::Flags, flags.clone()),
+                    (Role::Ints, ints),
+                ]).unwrap();
+                let mut cols = vec![typed(base.clone(), None, None), Some(col)];
+                resolve_links(&mut cols).unwrap();
+                prop_assert_eq!(values(&cols[1]), &vals[..]);
+            }
+        }
+    }
+
+    #[test]
+    fn chains_resolve_and_cycles_are_refused() {
+        // Column 2 differs from column 1, which is column 0's values in key order.
+        let mut cols = vec![
+            typed(vec![3, 1, 2], None, None),
+            typed(vec![10, 30, 20], None, Some(Link::Ordered(0))),
+            typed(vec![1, 1, 1], None, Some(Link::Relative(1))),
+        ];
+        // Listed in key order 1, 2, 3 (rows 1, 2, 0): row 0 gets 20, row 1 10, row 2 30.
+        resolve_links(&mut cols).unwrap();
+        assert_eq!(values(&cols[1]), [20, 10, 30]);
+        assert_eq!(values(&cols[2]), [21, 11, 31]);
+        let mut cycle = vec![
+            typed(vec![1, 2], None, Some(Link::Relative(1))),
+            typed(vec![1, 2], None, Some(Link::Ordered(0))),
+        ];
+        assert!(resolve_links(&mut cycle).is_err());
+        let mut own = vec![typed(vec![1, 2], None, Some(Link::Relative(0)))];
+        assert!(resolve_links(&mut own).is_err());
+        let mut nulls = vec![
+            typed(vec![1], Some(vec![BARE, NULL]), None),
+            typed(vec![1, 2], None, Some(Link::Relative(0))),
+        ];
+        assert!(resolve_links(&mut nulls).is_err());
     }
 }

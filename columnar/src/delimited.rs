@@ -7,7 +7,7 @@ use glyd_core::copy::{copy_literals, MARGIN};
 use memchr::{memchr, memchr2};
 
 use crate::bytes::{put_prefixed, put_varint, Cursor};
-use crate::column::{Column, RawColumn, BARE, QUOTED};
+use crate::column::{Column, RawColumn, BARE, NULL, QUOTED};
 use crate::error::Result;
 use crate::exceptions::Exceptions;
 use crate::text;
@@ -24,10 +24,32 @@ pub const LF: u8 = 0;
 pub const CRLF: u8 = 1;
 pub const NONE: u8 = 2;
 
+/// How fields are spelled.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Style {
+    /// RFC 4180: fields may be double-quoted (inner quotes doubled); an empty field in a
+    /// typed column is a null.
+    Csv,
+    /// PostgreSQL `COPY ... FROM stdin` text: no quoting (special characters are backslash
+    /// escapes, kept as spelled), `\N` is a null, an empty field is an empty string.
+    Copy,
+}
+
+impl Style {
+    /// How a null is spelled.
+    pub fn null(self) -> &'static [u8] {
+        match self {
+            Style::Csv => b"",
+            Style::Copy => b"\\N",
+        }
+    }
+}
+
 /// How a delimited file is laid out.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Dialect {
     pub delimiter: u8,
+    pub style: Style,
     pub columns: usize,
     /// The header record, verbatim with its terminator, when the file has one.
     pub header: Option<Vec<u8>>,
@@ -40,6 +62,7 @@ impl Dialect {
     pub fn lines() -> Self {
         Dialect {
             delimiter: LINES,
+            style: Style::Csv,
             columns: 1,
             header: None,
             names: vec!["line".into()],
@@ -48,6 +71,10 @@ impl Dialect {
 
     pub fn encode(&self, out: &mut Vec<u8>) {
         out.push(self.delimiter);
+        out.push(match self.style {
+            Style::Csv => 0,
+            Style::Copy => 1,
+        });
         put_varint(out, self.columns as u64);
         put_prefixed(out, self.header.as_deref().unwrap_or_default());
         for n in &self.names {
@@ -57,6 +84,11 @@ impl Dialect {
 
     pub fn decode(c: &mut Cursor<'_>) -> Result<Self> {
         let delimiter = c.u8()?;
+        let style = match c.u8()? {
+            0 => Style::Csv,
+            1 => Style::Copy,
+            s => return Err(c.corrupt(format!("unknown field style {s}"))),
+        };
         // Each column name costs at least one byte of the descriptor.
         let columns = c.bounded(c.remaining() as u64, "column count")?;
         if columns == 0 {
@@ -70,6 +102,7 @@ impl Dialect {
         }
         Ok(Self {
             delimiter,
+            style,
             columns,
             header,
             names,
@@ -95,7 +128,14 @@ enum Record {
     Bad,
 }
 
-fn parse_record(src: &[u8], start: usize, delim: u8, fields: &mut Vec<Field>) -> Record {
+/// Parses the record at `start`; `quoting` says whether a field may be double-quoted.
+fn parse_record(
+    src: &[u8],
+    start: usize,
+    delim: u8,
+    quoting: bool,
+    fields: &mut Vec<Field>,
+) -> Record {
     fields.clear();
     let n = src.len();
     if delim == LINES {
@@ -113,7 +153,7 @@ fn parse_record(src: &[u8], start: usize, delim: u8, fields: &mut Vec<Field>) ->
     }
     let mut p = start;
     loop {
-        if p < n && src[p] == b'"' {
+        if quoting && p < n && src[p] == b'"' {
             let mut q = p + 1;
             loop {
                 match memchr(b'"', &src[q..]) {
@@ -217,10 +257,12 @@ pub fn shred(src: &[u8], d: &Dialect) -> Shredded {
         ..Shredded::default()
     };
     let utf8 = std::str::from_utf8(src).is_ok();
+    let quoting = d.style == Style::Csv;
+    let null = d.style.null();
     let mut fields = Vec::with_capacity(d.columns);
     let mut p = 0;
     while p < src.len() {
-        let good = match parse_record(src, p, d.delimiter, &mut fields) {
+        let good = match parse_record(src, p, d.delimiter, quoting, &mut fields) {
             Record::Row { next, term }
                 if fields.len() == d.columns
                     && (utf8 || std::str::from_utf8(&src[p..next]).is_ok()) =>
@@ -235,6 +277,8 @@ pub fn shred(src: &[u8], d: &Dialect) -> Shredded {
                     let v = &src[f.start..f.end];
                     if f.quoted {
                         push_unquoted(col, v);
+                    } else if !quoting && v == null {
+                        col.push(b"", NULL);
                     } else {
                         col.push(v, BARE);
                     }
@@ -272,16 +316,18 @@ pub fn rebuild(
     columns: &[Column],
     terminators: &[u8],
     exceptions: &Exceptions,
-    delimiter: u8,
+    d: &Dialect,
     limit: usize,
     out: &mut Vec<u8>,
 ) -> Result<()> {
     let start = out.len();
+    let delimiter = d.delimiter;
     // Rows are rebuilt a tile at a time: each column spells the tile's rows into its own small
     // buffer (one tight loop per column), then the rows are put together from buffers that
     // are all still in cache.
     const TILE: usize = 2048;
-    let mut writers: Vec<_> = columns.iter().map(Column::writer).collect();
+    let null = d.style.null();
+    let mut writers: Vec<_> = columns.iter().map(|c| c.writer_with_null(null)).collect();
     let mut tiles: Vec<(Vec<u8>, Vec<usize>)> = columns
         .iter()
         .map(|_| (Vec::new(), Vec::with_capacity(TILE + 1)))
@@ -393,7 +439,7 @@ fn sniff_among(
         let (mut p, mut records) = (0, 0);
         while p < sample.len() && records < 2000 {
             records += 1;
-            match parse_record(sample, p, delim, &mut fields) {
+            match parse_record(sample, p, delim, true, &mut fields) {
                 Record::Row { next, .. } => {
                     *counts.entry(fields.len()).or_default() += 1;
                     p = next;
@@ -419,7 +465,7 @@ fn sniff_among(
     // none of which reads as a number or a date.
     let mut header = None;
     let mut names: Vec<String> = (1..=columns).map(|i| format!("c{i}")).collect();
-    if let Record::Row { next, .. } = parse_record(sample, 0, delimiter, &mut fields) {
+    if let Record::Row { next, .. } = parse_record(sample, 0, delimiter, true, &mut fields) {
         let values: Vec<&[u8]> = fields.iter().map(|f| &sample[f.start..f.end]).collect();
         let distinct: std::collections::HashSet<&&[u8]> = values.iter().collect();
         let namelike = |v: &[u8]| {
@@ -443,6 +489,7 @@ fn sniff_among(
     }
     Some(Dialect {
         delimiter,
+        style: Style::Csv,
         columns,
         header,
         names,
@@ -465,14 +512,14 @@ mod tests {
                     let col =
                         column::decode(e.kind, s.rows(), src.len(), e.streams.clone()).unwrap();
                     let mut out = Vec::new();
-                    let mut w = col.writer();
+                    let mut w = col.writer_with_null(d.style.null());
                     for _ in 0..s.rows() {
                         w.spelled(&mut out);
                         out.push(0);
                     }
                     (col, out)
                 };
-                let cands = column::encode(c);
+                let cands = column::encode(c, d.style == Style::Csv);
                 let (first, want) = spell(&cands[0]);
                 for e in &cands[1..] {
                     assert_eq!(spell(e).1, want);
@@ -481,15 +528,7 @@ mod tests {
             })
             .collect();
         let mut out = Vec::new();
-        rebuild(
-            &cols,
-            &s.terminators,
-            &s.exceptions,
-            d.delimiter,
-            src.len(),
-            &mut out,
-        )
-        .unwrap();
+        rebuild(&cols, &s.terminators, &s.exceptions, d, src.len(), &mut out).unwrap();
         assert_eq!(String::from_utf8_lossy(&out), String::from_utf8_lossy(src));
         assert_eq!(out, src);
         s
@@ -506,18 +545,25 @@ mod tests {
         let s = round_trip(body, &d);
         assert_eq!(s.rows(), 3);
         assert!(s.exceptions.is_empty());
-        assert_eq!(column::encode(&s.columns[0])[0].kind, column::Kind::Int);
         assert_eq!(
-            column::encode(&s.columns[2])[0].kind,
+            column::encode(&s.columns[0], true)[0].kind,
+            column::Kind::Int
+        );
+        assert_eq!(
+            column::encode(&s.columns[2], true)[0].kind,
             column::Kind::Decimal(2)
         );
-        assert_eq!(column::encode(&s.columns[3])[0].kind, column::Kind::Date);
+        assert_eq!(
+            column::encode(&s.columns[3], true)[0].kind,
+            column::Kind::Date
+        );
     }
 
     #[test]
     fn odd_records_become_exceptions() {
         let d = Dialect {
             delimiter: b',',
+            style: Style::Csv,
             columns: 2,
             header: None,
             names: vec!["a".into(), "b".into()],

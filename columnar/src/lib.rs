@@ -1,5 +1,5 @@
-//! glyd-columnar: the record engine. It recognizes records in text (today: delimited text,
-//! CSV/TSV and kin), shreds them into typed columns (integers, decimals, dates, text), codes
+//! glyd-columnar: the record engine. It recognizes records in text (delimited text — CSV/TSV
+//! and kin —, log lines, and SQL dumps whose COPY blocks become tables), shreds them into typed columns (integers, decimals, dates, text), codes
 //! each column with what suits it, and writes a record archive: row groups of checksummed
 //! column chunks with statistics, which reads back as Arrow `RecordBatch`es or rebuilds the
 //! original bytes exactly. `docs/FORMAT.md` §7 specifies the archive.
@@ -30,11 +30,13 @@ pub mod delimited;
 mod error;
 mod exceptions;
 pub mod rowgroup;
+pub mod sql;
 mod template;
 pub mod text;
 
 pub use archive::{
-    is_archive, rebuild, ArchiveReader, RecordWriter, WriteOptions, DEFAULT_ROW_GROUP,
+    detect, is_archive, rebuild, ArchiveReader, Format, RecordWriter, WriteOptions,
+    DEFAULT_ROW_GROUP, RECORDS,
 };
 pub use delimited::{sniff, sniff_with, Dialect};
 pub use error::{Error, Result};

@@ -9,8 +9,8 @@ use glyd_core::chunk::{decode_chunk, encode_chunk};
 use glyd_core::Level;
 
 use crate::bytes::{put_varint, zigzag, Cursor};
-use crate::column::{self, Column, Kind, Role, Stats};
-use crate::delimited::{self, Dialect, LF};
+use crate::column::{self, Column, Kind, Link, Role, Stats};
+use crate::delimited::{self, Dialect, Style, LF};
 use crate::error::{Error, Result};
 use crate::exceptions::Exceptions;
 
@@ -57,6 +57,8 @@ impl ColumnMeta {
 pub struct RowGroupMeta {
     /// Archive offset of the row group (its tag byte).
     pub offset: u64,
+    /// The table (of the archive's tables) whose rows these are.
+    pub table: usize,
     pub rows: u64,
     /// Bytes of input the row group rebuilds to.
     pub input_len: u64,
@@ -73,6 +75,7 @@ fn kind_code(k: Kind) -> (u8, Option<u8>) {
         Kind::Int => (0, None),
         Kind::Decimal(p) => (1, Some(p)),
         Kind::Date => (2, None),
+        Kind::Timestamp(f) => (4, Some(f.to_byte())),
         Kind::Text => (3, None),
     }
 }
@@ -162,12 +165,14 @@ fn get_streams(c: &mut Cursor<'_>, at: &mut u64, max_role: u8) -> Result<Vec<Str
     Ok(out)
 }
 
-/// Shreds, codes and compresses one row group of `src` (whole records), returning its bytes as
-/// they go into the archive (tag first). Verifies the result rebuilds to `src`.
-pub fn encode(src: &[u8], d: &Dialect, level: Level) -> Vec<u8> {
+/// Shreds, codes and compresses one row group of `src` (whole records of table number
+/// `table`, laid out as `d`), returning its bytes as they go into the archive (tag first).
+/// Verifies the result rebuilds to `src`.
+pub fn encode(src: &[u8], table: usize, d: &Dialect, level: Level) -> Vec<u8> {
     let shredded = delimited::shred(src, d);
-    let out = encode_shredded(src, &shredded, level);
-    match verify(&out, src, d) {
+    let empty_is_null = d.style == Style::Csv;
+    let out = encode_shredded(src, table, &shredded, empty_is_null, level);
+    match verify(&out, src, table, d) {
         Ok(()) => out,
         Err(_) => {
             // Not expected; but whatever went wrong, the input is kept whole.
@@ -178,13 +183,15 @@ pub fn encode(src: &[u8], d: &Dialect, level: Level) -> Vec<u8> {
             if !src.is_empty() {
                 verbatim.exceptions.push(0, src);
             }
-            encode_shredded(src, &verbatim, level)
+            encode_shredded(src, table, &verbatim, empty_is_null, level)
         }
     }
 }
 
-fn verify(encoded: &[u8], src: &[u8], d: &Dialect) -> Result<()> {
-    let meta = parse_header(encoded, 0, d.columns)?;
+fn verify(encoded: &[u8], src: &[u8], table: usize, d: &Dialect) -> Result<()> {
+    let mut columns = vec![0; table + 1];
+    columns[table] = d.columns;
+    let meta = parse_header(encoded, 0, &columns)?;
     let mut out = Vec::with_capacity(src.len());
     rebuild(encoded, &meta, d, &mut out)?;
     if out != src {
@@ -197,10 +204,19 @@ fn verify(encoded: &[u8], src: &[u8], d: &Dialect) -> Result<()> {
     Ok(())
 }
 
-fn encode_shredded(src: &[u8], s: &delimited::Shredded, level: Level) -> Vec<u8> {
-    let mut candidates: Vec<Vec<column::EncodedColumn>> =
-        s.columns.par_iter().map(column::encode).collect();
-    add_relative_candidates(&mut candidates);
+fn encode_shredded(
+    src: &[u8],
+    table: usize,
+    s: &delimited::Shredded,
+    empty_is_null: bool,
+    level: Level,
+) -> Vec<u8> {
+    let mut candidates: Vec<Vec<column::EncodedColumn>> = s
+        .columns
+        .par_iter()
+        .map(|c| column::encode(c, empty_is_null))
+        .collect();
+    add_linked_candidates(&mut candidates);
     let mut row_streams: Vec<(u8, Vec<u8>)> = Vec::new();
     if s.terminators.iter().any(|&t| t != LF) {
         row_streams.push((RowRole::Terminators as u8, s.terminators.clone()));
@@ -247,6 +263,7 @@ fn encode_shredded(src: &[u8], s: &delimited::Shredded, level: Level) -> Vec<u8>
     chunks.extend(row_chunks);
     let mut sizes = chunks.iter().map(Vec::len);
     let mut header = Vec::new();
+    put_varint(&mut header, table as u64);
     put_varint(&mut header, src.len() as u64);
     put_varint(&mut header, s.rows() as u64);
     header.extend_from_slice(&glyd_core::checksum(src).to_le_bytes());
@@ -299,33 +316,70 @@ fn encode_shredded(src: &[u8], s: &delimited::Shredded, level: Level) -> Vec<u8>
     out
 }
 
-/// For each typed column without nulls, candidates coded as differences from the earlier
-/// column of the same kind that they track best (a ship date from an order date, say), when a
-/// quick estimate says that beats the column on its own by a fifth.
-fn add_relative_candidates(candidates: &mut [Vec<column::EncodedColumn>]) {
-    let plain = |c: &column::EncodedColumn| c.kind != Kind::Text && c.stats.nulls == 0;
+/// Most key columns whose order other columns are tried in.
+const MAX_KEYS: usize = 2;
+
+/// Adds candidates that code a typed column through another column of the row group, when a
+/// quick estimate says that beats the column on its own by a fifth: as differences from an
+/// earlier column of the same kind without nulls (a ship date from an order date), or in the
+/// order of a *key*, a column of distinct values without nulls that is not in order itself
+/// (a table dumped out of key order: its dates read in key order ascend). Keys are never
+/// linked themselves, and differences only go to earlier columns, so links cannot cycle.
+fn add_linked_candidates(candidates: &mut [Vec<column::EncodedColumn>]) {
+    let typed = |c: &column::EncodedColumn| c.kind != Kind::Text;
+    let flags = |c: &column::EncodedColumn| -> Option<Vec<u8>> {
+        c.streams
+            .iter()
+            .find(|(r, _)| *r == Role::Flags)
+            .map(|(_, f)| f.clone())
+    };
+    let keys: Vec<usize> = (0..candidates.len())
+        .filter(|&k| {
+            let c = &candidates[k][0];
+            if !typed(c) || c.stats.nulls > 0 || c.values.len() < 2 {
+                return false;
+            }
+            if c.values.windows(2).all(|w| w[0] <= w[1]) {
+                return false;
+            }
+            // A repeat among the first values rules a column out before sorting all of it.
+            let head = &c.values[..c.values.len().min(1024)];
+            if head.iter().collect::<column::FastSet<_>>().len() < head.len() {
+                return false;
+            }
+            let mut sorted = c.values.clone();
+            sorted.sort_unstable();
+            sorted.windows(2).all(|w| w[0] < w[1])
+        })
+        .take(MAX_KEYS)
+        .collect();
     let mut extra = Vec::new();
-    for j in 1..candidates.len() {
+    for j in 0..candidates.len() {
         let cj = &candidates[j][0];
-        if !plain(cj) {
+        if !typed(cj) || keys.contains(&j) {
             continue;
         }
+        let fj = flags(cj);
         let own = column::varint_estimate(&cj.values);
-        let best = (0..j)
-            .filter(|&i| plain(&candidates[i][0]) && candidates[i][0].kind == cj.kind)
-            .map(|i| {
-                let diffs: Vec<i64> = cj
-                    .values
-                    .iter()
-                    .zip(&candidates[i][0].values)
-                    .map(|(a, b)| a.wrapping_sub(*b))
-                    .collect();
-                (column::varint_estimate(&diffs), i)
+        let relative = (0..j)
+            .filter(|&i| {
+                let ci = &candidates[i][0];
+                ci.kind == cj.kind && ci.stats.nulls == 0
             })
-            .min();
-        if let Some((est, i)) = best {
+            .map(Link::Relative);
+        let ordered = keys.iter().map(|&k| Link::Ordered(k));
+        let best = relative
+            .chain(ordered)
+            .map(|link| {
+                let base = &candidates[link.base()][0].values;
+                let seq = column::linked_sequence(&cj.values, fj.as_deref(), base, link);
+                (column::varint_estimate(&seq), link)
+            })
+            .min_by_key(|&(est, _)| est);
+        if let Some((est, link)) = best {
             if est * 5 < own * 4 {
-                for ints in column::relative_candidates(&cj.values, &candidates[i][0].values, i) {
+                let base = &candidates[link.base()][0].values;
+                for ints in column::linked_candidates(&cj.values, fj.as_deref(), base, link) {
                     extra.push((j, ints));
                 }
             }
@@ -340,14 +394,14 @@ fn add_relative_candidates(candidates: &mut [Vec<column::EncodedColumn>]) {
             .cloned()
             .collect();
         streams.push((Role::Ints, ints));
-        let relative = column::EncodedColumn {
+        let linked = column::EncodedColumn {
             kind: c.kind,
             values: Vec::new(),
             raw_bytes: c.raw_bytes,
             stats: c.stats.clone(),
             streams,
         };
-        candidates[j].push(relative);
+        candidates[j].push(linked);
     }
 }
 
@@ -355,10 +409,13 @@ fn add_relative_candidates(candidates: &mut [Vec<column::EncodedColumn>]) {
 pub const TAG_ROW_GROUP: u8 = 1;
 /// Tag byte of the archive's end (footer follows).
 pub const TAG_END: u8 = 0;
+/// Tag byte of a table definition (a SQL dump's tables after the first).
+pub const TAG_TABLE: u8 = 2;
 
-/// Parses the row group whose tag byte is `src[0]`, at archive offset `offset`, for a dialect
-/// of `columns` columns. `src` may extend past the row group; only its header is read.
-pub fn parse_header(src: &[u8], offset: u64, columns: usize) -> Result<RowGroupMeta> {
+/// Parses the row group whose tag byte is `src[0]`, at archive offset `offset`, in an archive
+/// whose tables have `columns[t]` columns. `src` may extend past the row group; only its
+/// header is read.
+pub fn parse_header(src: &[u8], offset: u64, columns: &[usize]) -> Result<RowGroupMeta> {
     let mut c = Cursor::new(src, offset, "row group header");
     if c.u8()? != TAG_ROW_GROUP {
         return Err(c.corrupt("expected a row group"));
@@ -375,6 +432,16 @@ pub fn parse_header(src: &[u8], offset: u64, columns: usize) -> Result<RowGroupM
     }
     let mut at = c.offset();
     let mut h = Cursor::new(body, start, "row group header");
+    let table = h.varint()?;
+    let columns = *columns
+        .get(usize::try_from(table).unwrap_or(usize::MAX))
+        .ok_or_else(|| {
+            h.corrupt(format!(
+                "table {table}, where the archive defines {} so far",
+                columns.len()
+            ))
+        })?;
+    let table = table as usize;
     let input_len = h.bounded(MAX_INPUT, "input size")? as u64;
     // Every row but an unterminated last one takes at least one byte of input.
     let rows = h.bounded(input_len + 1, "row count")? as u64;
@@ -393,6 +460,13 @@ pub fn parse_header(src: &[u8], offset: u64, columns: usize) -> Result<RowGroupM
             },
             2 => Kind::Date,
             3 => Kind::Text,
+            4 => {
+                let b = h.u8()?;
+                Kind::Timestamp(
+                    crate::text::TimeFormat::from_byte(b)
+                        .ok_or_else(|| h.corrupt(format!("unknown timestamp format {b:#x}")))?,
+                )
+            }
             k => return Err(h.corrupt(format!("unknown column kind {k}"))),
         };
         let raw_bytes = h.bounded(input_len, "column size")? as u64;
@@ -409,6 +483,7 @@ pub fn parse_header(src: &[u8], offset: u64, columns: usize) -> Result<RowGroupM
     h.finish()?;
     Ok(RowGroupMeta {
         offset,
+        table,
         rows,
         input_len,
         input_checksum,
@@ -479,21 +554,26 @@ pub fn decode_columns(
     for (i, c) in decoded {
         slots[i] = Some(c?);
     }
-    // Columns coded relative to another need that one too.
-    let bases: Vec<usize> = slots
-        .iter()
-        .filter_map(|c| match c {
-            Some(Column::Typed { base: Some(b), .. }) => Some(*b),
-            _ => None,
-        })
-        .filter(|&b| b < meta.columns.len())
-        .collect();
-    for b in bases {
-        if slots[b].is_none() {
-            slots[b] = Some(decode_one(b)?);
+    // Columns linked to another need that one too, and its base in turn.
+    loop {
+        let missing: Vec<usize> = slots
+            .iter()
+            .filter_map(|c| match c {
+                Some(Column::Typed { link: Some(l), .. }) => Some(l.base()),
+                _ => None,
+            })
+            .filter(|&b| b < meta.columns.len() && slots[b].is_none())
+            .collect();
+        if missing.is_empty() {
+            break;
+        }
+        for b in missing {
+            if slots[b].is_none() {
+                slots[b] = Some(decode_one(b)?);
+            }
         }
     }
-    column::resolve_relative(&mut slots).map_err(|e| at_column(e, usize::MAX, meta.offset))?;
+    column::resolve_links(&mut slots).map_err(|e| at_column(e, usize::MAX, meta.offset))?;
     // A column asked for twice is cloned; otherwise each is moved out once, at its last use.
     Ok(which
         .iter()
@@ -570,7 +650,7 @@ pub fn rebuild(src: &[u8], meta: &RowGroupMeta, d: &Dialect, out: &mut Vec<u8>) 
         &columns,
         &terminators,
         &exceptions,
-        d.delimiter,
+        d,
         meta.input_len as usize,
         out,
     )

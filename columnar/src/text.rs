@@ -1,6 +1,7 @@
 //! The typed spellings record mode recognizes in text fields, parsed only when formatting the
 //! value back gives the very same bytes: canonical integers, decimals with a fixed number of
-//! places, and ISO dates. Anything else stays text.
+//! places, ISO dates, and timestamps `YYYY-MM-DD HH:MM:SS` (or with a `T`) with a fixed number
+//! of fraction digits. Anything else stays text.
 
 /// The most digits a typed value may have: 18 decimal digits always fit in an i64.
 const MAX_DIGITS: usize = 18;
@@ -178,6 +179,81 @@ pub fn put_decimal(out: &mut Vec<u8>, v: i64, places: u8) {
     put_digits(out, a % p, usize::from(places));
 }
 
+/// How a timestamp is spelled: `YYYY-MM-DD`, a separator (` ` or `T`), `HH:MM:SS`, then
+/// `.` and `places` fraction digits when `places > 0`. Stored as one byte: the places in the
+/// low nibble, bit 4 set for the `T` separator.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub struct TimeFormat {
+    pub places: u8,
+    pub t: bool,
+}
+
+/// Most fraction digits of a timestamp (microseconds: years 0000..=9999 fit in an i64).
+pub const MAX_TIME_PLACES: u8 = 6;
+
+impl TimeFormat {
+    pub fn to_byte(self) -> u8 {
+        self.places | u8::from(self.t) << 4
+    }
+
+    pub fn from_byte(b: u8) -> Option<Self> {
+        let f = TimeFormat {
+            places: b & 0x0f,
+            t: b & 0x10 != 0,
+        };
+        (b & !0x1f == 0 && f.places <= MAX_TIME_PLACES).then_some(f)
+    }
+
+    /// Units per second.
+    pub fn scale(self) -> i64 {
+        10i64.pow(u32::from(self.places))
+    }
+}
+
+/// A timestamp spelled as [`TimeFormat`] says, as units of `10^-places` seconds since
+/// 1970-01-01 00:00:00, with its format.
+pub fn parse_timestamp(b: &[u8]) -> Option<(i64, TimeFormat)> {
+    if b.len() < 19 || b[13] != b':' || b[16] != b':' || !(b[10] == b' ' || b[10] == b'T') {
+        return None;
+    }
+    let days = parse_date(&b[..10])?;
+    let two = |i: usize| -> Option<i64> {
+        let (h, l) = (b[i].wrapping_sub(b'0'), b[i + 1].wrapping_sub(b'0'));
+        (h <= 9 && l <= 9).then_some(i64::from(h * 10 + l))
+    };
+    let (h, m, sec) = (two(11)?, two(14)?, two(17)?);
+    if h > 23 || m > 59 || sec > 59 {
+        return None;
+    }
+    let places = match b.get(19) {
+        None => 0,
+        Some(b'.') => (b.len() - 20) as u8,
+        Some(_) => return None,
+    };
+    if b.len() > 19 && !(1..=MAX_TIME_PLACES).contains(&places) {
+        return None;
+    }
+    let fmt = TimeFormat {
+        places,
+        t: b[10] == b'T',
+    };
+    let mut frac = 0i64;
+    for &c in b.get(20..).unwrap_or_default() {
+        let d = c.wrapping_sub(b'0');
+        if d > 9 {
+            return None;
+        }
+        frac = frac * 10 + i64::from(d);
+    }
+    let secs = days * 86400 + h * 3600 + m * 60 + sec;
+    Some((secs * fmt.scale() + frac, fmt))
+}
+
+/// Whether `v` is a timestamp [`parse_timestamp`] can produce in format `f`.
+pub fn timestamp_in_range(v: i64, f: TimeFormat) -> bool {
+    date_in_range(v.div_euclid(f.scale()).div_euclid(86400))
+}
+
 /// Spells dates, remembering recent ones: a date column repeats and revisits its values, and
 /// the calendar arithmetic costs more than a lookup.
 #[derive(Default)]
@@ -206,6 +282,29 @@ impl DateSpeller {
             *slot = (days, b);
         }
         push_prefix(out, &slot.1, 10);
+    }
+}
+
+impl DateSpeller {
+    /// Appends timestamp `v` spelled as `f` says.
+    pub fn put_timestamp(&mut self, out: &mut Vec<u8>, v: i64, f: TimeFormat) {
+        let scale = f.scale();
+        let secs = v.div_euclid(scale);
+        let day = secs.div_euclid(86400);
+        let sod = secs.rem_euclid(86400) as usize;
+        self.put(out, day);
+        let mut clock = *b" 00:00:00";
+        if f.t {
+            clock[0] = b'T';
+        }
+        for (i, x) in [(1, sod / 3600), (4, sod / 60 % 60), (7, sod % 60)] {
+            clock[i..i + 2].copy_from_slice(&PAIRS[x * 2..x * 2 + 2]);
+        }
+        push_prefix(out, &clock, 9);
+        if f.places > 0 {
+            out.push(b'.');
+            put_digits(out, v.rem_euclid(scale) as u64, usize::from(f.places));
+        }
     }
 }
 
@@ -270,6 +369,27 @@ mod tests {
             put_date(&mut out, v);
             assert_eq!(out, ok.as_bytes());
         }
+        for (ok, secs) in [
+            ("1970-01-01 00:00:00", 0),
+            ("2005-05-30 01:56:11", 1_117_418_171),
+            ("1969-12-31T23:59:59.500", -500),
+        ] {
+            let (v, f) = parse_timestamp(ok.as_bytes()).unwrap();
+            assert_eq!(v, secs);
+            let mut out = Vec::new();
+            DateSpeller::default().put_timestamp(&mut out, v, f);
+            assert_eq!(out, ok.as_bytes());
+        }
+        for bad in [
+            "2005-05-30 24:00:00",
+            "2005-05-30 01:56:60",
+            "2005-05-30 01:56:11.",
+            "2005-05-30 01:56:11.1234567",
+            "2005-05-30 01:56:11Z",
+            "2005-05-30_01:56:11",
+        ] {
+            assert_eq!(parse_timestamp(bad.as_bytes()), None, "{bad}");
+        }
         for bad in [
             "1996-3-13",
             "1900-02-29",
@@ -313,6 +433,20 @@ mod tests {
                 let mut want = Vec::new();
                 put_date(&mut want, d);
                 prop_assert_eq!(&cached, &want);
+            }
+        }
+
+        #[test]
+        fn timestamps_spell_back_exactly(
+            s in "[0-9]{4}-[01][0-9]-[0-3][0-9][ T][0-2][0-9]:[0-6][0-9]:[0-6][0-9](\\.[0-9]{0,8})?",
+        ) {
+            let b = s.as_bytes();
+            if let Some((v, f)) = parse_timestamp(b) {
+                prop_assert!(timestamp_in_range(v, f));
+                let mut out = Vec::new();
+                DateSpeller::default().put_timestamp(&mut out, v, f);
+                prop_assert_eq!(&out[..], b);
+                prop_assert_eq!(TimeFormat::from_byte(f.to_byte()), Some(f));
             }
         }
 

@@ -1,18 +1,24 @@
 //! Fuzz the column decoder: a kind, a row count and up to five streams cut from the input,
-//! decoded, spelled row by row and turned into Arrow. Errors are fine; panics are not.
+//! decoded, resolved against a base column when linked to one, spelled row by row and turned
+//! into Arrow. Errors are fine; panics are not.
 #![no_main]
 
-use glyd_columnar::column::{decode, Kind, Role};
+use glyd_columnar::column::{decode, resolve_links, Column, Kind, Role};
+use glyd_columnar::text::TimeFormat;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|input: &[u8]| {
     if input.len() < 4 {
         return;
     }
-    let kind = match input[0] % 4 {
+    let kind = match input[0] % 5 {
         0 => Kind::Int,
         1 => Kind::Decimal(input[1] % 20),
         2 => Kind::Date,
+        3 => match TimeFormat::from_byte(input[1] & 0x1f) {
+            Some(f) => Kind::Timestamp(f),
+            None => return,
+        },
         _ => Kind::Text,
     };
     let rows = usize::from(input[2]);
@@ -29,6 +35,26 @@ fuzz_target!(|input: &[u8]| {
         .map(|(i, &r)| (r, body[i * piece..(i + 1) * piece].to_vec()))
         .collect();
     if let Ok(col) = decode(kind, rows, 1 << 16, streams) {
+        let col = if matches!(col, Column::Typed { link: Some(_), .. }) {
+            // Linked: resolve against a base column (index 0) of values from the input.
+            let base = Column::Typed {
+                kind,
+                flags: None,
+                values: (0..rows)
+                    .map(|i| {
+                        i64::from(body.get(i % body.len().max(1)).copied().unwrap_or(0)) * 86_400
+                    })
+                    .collect(),
+                link: None,
+            };
+            let mut slots = vec![Some(base), Some(col)];
+            if resolve_links(&mut slots).is_err() {
+                return;
+            }
+            slots.pop().flatten().expect("resolved in place")
+        } else {
+            col
+        };
         let mut w = col.writer();
         let mut out = Vec::new();
         for _ in 0..rows {

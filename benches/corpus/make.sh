@@ -2,19 +2,27 @@
 # Builds the large benchmark inputs that are not stored in the repo, into a cache folder
 # (default ~/.cache/glyd-corpus, or $GLYD_CORPUS):
 #   lineitem.csv   TPC-H lineitem at scale 0.1, from tpchgen-cli (installed with cargo if missing)
+#   orders.csv     TPC-H orders at scale 0.1
+#   lineitem.jsonl, orders.jsonl   the same rows as JSON lines (to_jsonl.py)
 #   linux-64M.tar  the first 64 MiB of Debian's linux-source-6.1 tarball (apt-get if missing)
 # Prints the cache folder. Safe to rerun: existing files are kept.
 set -euo pipefail
 out=${GLYD_CORPUS:-$HOME/.cache/glyd-corpus}
 mkdir -p "$out"
 
-if [ ! -s "$out/lineitem.csv" ]; then
-  command -v tpchgen-cli >/dev/null || cargo install tpchgen-cli --locked >&2
-  tmp=$(mktemp -d)
-  tpchgen-cli csv -s 0.1 --tables=lineitem --output-dir="$tmp" >&2
-  mv "$tmp/lineitem.csv" "$out/lineitem.csv.part" && mv "$out/lineitem.csv.part" "$out/lineitem.csv"
-  rm -rf "$tmp"
-fi
+for table in lineitem orders; do
+  if [ ! -s "$out/$table.csv" ]; then
+    command -v tpchgen-cli >/dev/null || cargo install tpchgen-cli --locked >&2
+    tmp=$(mktemp -d)
+    tpchgen-cli csv -s 0.1 --tables=$table --output-dir="$tmp" >&2
+    mv "$tmp/$table.csv" "$out/$table.csv.part" && mv "$out/$table.csv.part" "$out/$table.csv"
+    rm -rf "$tmp"
+  fi
+  if [ ! -s "$out/$table.jsonl" ]; then
+    python3 "$(dirname "$0")/to_jsonl.py" "$out/$table.csv" "$out/$table.jsonl.part"
+    mv "$out/$table.jsonl.part" "$out/$table.jsonl"
+  fi
+done
 
 if [ ! -s "$out/linux-64M.tar" ]; then
   src=/usr/src/linux-source-6.1.tar.xz

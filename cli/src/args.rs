@@ -172,6 +172,8 @@ pub enum RecordFormat {
     Log,
     /// SQL dump: each PostgreSQL COPY block's rows as a table, other statements as lines
     Sql,
+    /// JSON lines: one object per line, each top-level key a column
+    Jsonl,
 }
 
 /// Output formats of `glyd cat`.

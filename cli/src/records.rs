@@ -39,6 +39,9 @@ pub enum Stored {
 
 fn shape(f: &Format) -> String {
     match f {
+        Format::Delimited(d) if d.style == glyd_columnar::delimited::Style::Json => {
+            format!("JSON lines, {} keys", d.columns)
+        }
         Format::Delimited(d) if d.delimiter == glyd_columnar::delimited::LINES => {
             "log lines".into()
         }
@@ -62,6 +65,9 @@ pub fn compress<W: Write>(
         Some(RecordFormat::Tsv) => sniff_with(&sample, whole, b'\t').map(Format::Delimited),
         Some(RecordFormat::Log) => Some(Format::Delimited(Dialect::lines())),
         Some(RecordFormat::Sql) => Some(Format::Sql),
+        Some(RecordFormat::Jsonl) => {
+            glyd_columnar::json::sniff(&sample, whole).map(Format::Delimited)
+        }
     };
     let level = args.level();
     let plain = Options {
@@ -204,6 +210,8 @@ fn describe_table(
     let d = &table.dialect;
     if d.delimiter == glyd_columnar::delimited::LINES {
         let _ = writeln!(o, "  lines of text, as templates and variables");
+    } else if d.style == glyd_columnar::delimited::Style::Json {
+        let _ = writeln!(o, "  JSON lines: {} keys, each a column", d.columns);
     } else {
         let delim = match d.delimiter {
             b'\t' => "tab".to_string(),
@@ -212,6 +220,7 @@ fn describe_table(
         let style = match d.style {
             glyd_columnar::delimited::Style::Csv => "delimited text",
             glyd_columnar::delimited::Style::Copy => "PostgreSQL COPY text",
+            glyd_columnar::delimited::Style::Json => unreachable!("JSON lines are described above"),
         };
         let _ = writeln!(
             o,

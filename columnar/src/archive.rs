@@ -46,12 +46,15 @@ pub enum Format {
 }
 
 /// Guesses the format of `sample` (the start of an input; `whole` when it is all of it): a
-/// SQL dump, delimited records, or log lines; `None` for input that is not records.
+/// SQL dump, JSON lines, delimited records, or log lines; `None` for input that is not
+/// records.
 pub fn detect(sample: &[u8], whole: bool) -> Option<Format> {
     if crate::sql::sniff(sample) {
         return Some(Format::Sql);
     }
-    crate::delimited::sniff(sample, whole).map(Format::Delimited)
+    crate::json::sniff(sample, whole)
+        .or_else(|| crate::delimited::sniff(sample, whole))
+        .map(Format::Delimited)
 }
 
 impl From<Dialect> for Format {

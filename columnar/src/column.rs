@@ -5,8 +5,9 @@
 //! Kinds: integers, fixed-place decimals and ISO dates are stored as i64 (plain or as deltas,
 //! zigzag varints); text is stored plain (lengths + bytes) or, when values repeat, as a sorted
 //! dictionary plus one id per row. A per-row *flags* stream, present only when some flag is
-//! not 0, says how each value was spelled: quoted text (1) or a null (2), spelled as the
-//! dialect spells nulls (an empty field in CSV, `\N` in PostgreSQL COPY text).
+//! not 0, says how each value was spelled: quoted (1), a null (2; spelled as the style spells
+//! nulls: an empty field in CSV, `\N` in PostgreSQL COPY text, `null` in JSON), or absent (3;
+//! a JSON key the row's object does not have).
 
 use std::sync::Arc;
 
@@ -24,10 +25,47 @@ use crate::text::{self, TimeFormat};
 
 /// Flag of a value spelled as is.
 pub const BARE: u8 = 0;
-/// Flag of a text value spelled in double quotes (inner quotes doubled).
+/// Flag of a value spelled in double quotes (as the style quotes).
 pub const QUOTED: u8 = 1;
-/// Flag of a null: an empty field in a typed CSV column, or the dialect's null spelling.
+/// Flag of a null: an empty field in a typed CSV column, or the style's null spelling.
 pub const NULL: u8 = 2;
+/// Flag of a value the row does not have at all (spelled as nothing, read as a null).
+pub const ABSENT: u8 = 3;
+
+/// Whether a row with this flag holds a value.
+pub fn has_value(flag: u8) -> bool {
+    flag == BARE || flag == QUOTED
+}
+
+/// How a table's values are spelled around their bytes.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Style {
+    /// RFC 4180: a quoted value has its inner quotes doubled; an empty field in a typed column
+    /// is a null.
+    Csv,
+    /// PostgreSQL `COPY ... FROM stdin` text: no quoting (special characters are backslash
+    /// escapes, kept as spelled), `\N` is a null, an empty field is an empty string.
+    Copy,
+    /// JSON: strings are quoted with their escapes kept as spelled, `null` is a null.
+    Json,
+}
+
+impl Style {
+    /// How a null is spelled.
+    pub fn null(self) -> &'static [u8] {
+        match self {
+            Style::Csv => b"",
+            Style::Copy => b"\\N",
+            Style::Json => b"null",
+        }
+    }
+
+    /// Whether an empty bare value in a typed column is a null (rather than making the
+    /// column text).
+    pub fn empty_is_null(self) -> bool {
+        self == Style::Csv
+    }
+}
 
 /// What a column chunk holds.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -164,9 +202,9 @@ pub struct EncodedColumn {
     pub streams: Vec<(Role, Vec<u8>)>,
 }
 
-/// Chooses the column's kind from its values: the first of int, decimal, date that spells
-/// every non-null bare value exactly (and no value is quoted); text otherwise. Nulls are the
-/// values flagged [`NULL`] and, with `empty_is_null`, empty ones.
+/// Chooses the column's kind from its values: the first of int, decimal, date, timestamp that
+/// spells every non-null value exactly (quoted or not); text otherwise. Nulls are the values
+/// flagged [`NULL`] or [`ABSENT`] and, with `empty_is_null`, empty bare ones.
 fn infer(col: &RawColumn, empty_is_null: bool) -> Kind {
     let (mut int, mut date, mut time) = (true, true, true);
     let mut places: Option<u8> = None;
@@ -176,9 +214,9 @@ fn infer(col: &RawColumn, empty_is_null: bool) -> Kind {
     for row in 0..col.rows() {
         let v = col.value(row);
         match col.flags[row] {
-            NULL => continue,
+            NULL | ABSENT => continue,
             BARE if v.is_empty() && empty_is_null => continue,
-            BARE if !v.is_empty() => {}
+            BARE | QUOTED if !v.is_empty() => {}
             _ => return Kind::Text,
         }
         present += 1;
@@ -190,7 +228,7 @@ fn infer(col: &RawColumn, empty_is_null: bool) -> Kind {
                 _ => time = false,
             }
         }
-        if dec && !int {
+        if dec {
             match text::parse_decimal(v) {
                 Some((_, p)) if places.is_none_or(|q| q == p) => places = Some(p),
                 _ => dec = false,
@@ -205,8 +243,8 @@ fn infer(col: &RawColumn, empty_is_null: bool) -> Kind {
     } else if int {
         Kind::Int
     } else if let (true, Some(p)) = (dec, places) {
-        // Integers mixed into a decimal column (`5` beside `5.25`) fail parse_decimal, so
-        // `dec` holds only if every value had exactly `p` places.
+        // Integers (`5` beside `5.25`) fail parse_decimal, so `dec` holds only if every value
+        // had exactly `p` places.
         Kind::Decimal(p)
     } else if date {
         Kind::Date
@@ -228,12 +266,13 @@ pub fn encode(col: &RawColumn, empty_is_null: bool) -> Vec<EncodedColumn> {
     let mut flags = Vec::with_capacity(col.rows());
     let mut values = Vec::with_capacity(col.rows());
     for row in 0..col.rows() {
-        let v = col.value(row);
-        if col.flags[row] == NULL || v.is_empty() {
-            flags.push(NULL);
+        let (v, flag) = (col.value(row), col.flags[row]);
+        if !has_value(flag) || v.is_empty() {
+            // An empty value here is an empty CSV field: `infer` typed the column.
+            flags.push(if flag == ABSENT { ABSENT } else { NULL });
             continue;
         }
-        flags.push(BARE);
+        flags.push(flag);
         values.push(
             match kind {
                 Kind::Int => text::parse_int(v),
@@ -246,6 +285,7 @@ pub fn encode(col: &RawColumn, empty_is_null: bool) -> Vec<EncodedColumn> {
         );
     }
     let nulls = (flags.len() - values.len()) as u64;
+    let flagged = flags.iter().any(|&f| f != BARE);
     let stats = Stats {
         nulls,
         int_range: values
@@ -256,7 +296,7 @@ pub fn encode(col: &RawColumn, empty_is_null: bool) -> Vec<EncodedColumn> {
         ..Stats::default()
     };
     let mut streams = Vec::new();
-    if nulls > 0 {
+    if flagged {
         streams.push((Role::Flags, flags));
     }
     // One candidate per integer coding; the row group keeps the one that compresses smallest.
@@ -352,7 +392,7 @@ pub fn linked_sequence(
 
 /// The rows holding a value (flag [`BARE`]), in order.
 fn present_rows(flags: Option<&[u8]>, rows: usize) -> impl Iterator<Item = usize> + '_ {
-    (0..rows).filter(move |&r| flags.is_none_or(|f| f[r] == BARE))
+    (0..rows).filter(move |&r| flags.is_none_or(|f| has_value(f[r])))
 }
 
 /// For a column with `flags` (rows without them all present), the indexes of its present
@@ -750,15 +790,14 @@ pub fn decode(
         if f.len() != rows {
             return Err(bad(format!("{} flags for {rows} rows", f.len())));
         }
-        let quoted = if kind == Kind::Text { QUOTED } else { NULL };
-        if let Some(&x) = f.iter().find(|&&x| x != BARE && x != NULL && x != quoted) {
+        if let Some(&x) = f.iter().find(|&&x| x > ABSENT) {
             return Err(bad(format!("flag {x} in a {} column", kind.name())));
         }
     }
     if kind != Kind::Text {
         let present = flags
             .as_ref()
-            .map_or(rows, |f| f.iter().filter(|&&x| x == BARE).count());
+            .map_or(rows, |f| f.iter().filter(|&&x| has_value(x)).count());
         let ints = take(&mut streams, Role::Ints).ok_or_else(|| bad("no integer stream".into()))?;
         let (values, link) = match ints.first() {
             Some(&mode @ (RELATIVE | ORDERED)) => {
@@ -889,16 +928,16 @@ impl Column {
     }
 
     /// A cursor that writes the column's rows in order (typed values are consumed in order),
-    /// spelling nulls as nothing.
+    /// spelled in CSV style.
     pub fn writer(&self) -> ColumnWriter<'_> {
-        self.writer_with_null(b"")
+        self.writer_for(Style::Csv)
     }
 
-    /// A writer that spells nulls as `null`.
-    pub fn writer_with_null<'a>(&'a self, null: &'a [u8]) -> ColumnWriter<'a> {
+    /// A writer that spells values, quotes and nulls in `style`.
+    pub fn writer_for(&self, style: Style) -> ColumnWriter<'_> {
         ColumnWriter {
             col: self,
-            null,
+            style,
             next_value: 0,
             next_present: 0,
             dates: text::DateSpeller::default(),
@@ -937,11 +976,11 @@ impl Column {
             } if !as_text => {
                 let nulls = flags
                     .as_ref()
-                    .map(|f| NullBuffer::from_iter(f.iter().map(|&x| x == BARE)));
+                    .map(|f| NullBuffer::from_iter(f.iter().map(|&x| has_value(x))));
                 let mut full = Vec::with_capacity(rows);
                 let mut it = values.iter();
                 for row in 0..rows {
-                    full.push(if Self::flag(flags, row) == BARE {
+                    full.push(if has_value(Self::flag(flags, row)) {
                         *it.next().expect("decode counted the present values")
                     } else {
                         0
@@ -991,7 +1030,7 @@ impl Column {
                 offsets.push(0i32);
                 let mut valid = Vec::with_capacity(rows);
                 for _ in 0..rows {
-                    valid.push(w.value(&mut data) != NULL);
+                    valid.push(has_value(w.value(&mut data)));
                     let end = i32::try_from(data.len())
                         .map_err(|_| Error::Request("text column over 2 GiB".into()))?;
                     offsets.push(end);
@@ -1012,8 +1051,7 @@ impl Column {
 /// Writes a column's rows one after another.
 pub struct ColumnWriter<'a> {
     col: &'a Column,
-    /// How a null is spelled.
-    null: &'a [u8],
+    style: Style,
     next_value: usize,
     next_present: usize,
     dates: text::DateSpeller,
@@ -1098,7 +1136,7 @@ impl ColumnWriter<'_> {
     }
 
     /// Appends the next row's value spelled exactly as it was (quotes included, a null as the
-    /// writer's null spelling).
+    /// style spells it).
     pub fn spelled(&mut self, out: &mut Vec<u8>) {
         self.write(out, true);
     }
@@ -1109,10 +1147,14 @@ impl ColumnWriter<'_> {
         match self.col {
             Column::Typed { kind, flags, .. } => {
                 let flag = Column::flag(flags, row);
-                if flag == BARE {
+                if has_value(flag) {
                     let Column::Typed { values, .. } = self.col else {
                         unreachable!()
                     };
+                    let quoted = spelled && flag == QUOTED;
+                    if quoted {
+                        out.push(b'"');
+                    }
                     // Values are stored for present rows only, in row order.
                     let v = values[self.next_present];
                     self.next_present += 1;
@@ -1123,8 +1165,11 @@ impl ColumnWriter<'_> {
                         Kind::Timestamp(f) => self.dates.put_timestamp(out, v, *f),
                         Kind::Text => unreachable!(),
                     }
-                } else if spelled {
-                    out.extend_from_slice(self.null);
+                    if quoted {
+                        out.push(b'"');
+                    }
+                } else if spelled && flag == NULL {
+                    out.extend_from_slice(self.style.null());
                 }
                 flag
             }
@@ -1137,7 +1182,7 @@ impl ColumnWriter<'_> {
                 let e = ids.as_ref().map_or(row, |ids| ids[row] as usize);
                 let v = &data[offsets[e] as usize..offsets[e + 1] as usize];
                 let flag = Column::flag(flags, row);
-                if spelled && flag == QUOTED {
+                if spelled && flag == QUOTED && self.style == Style::Csv {
                     out.push(b'"');
                     for part in v.split_inclusive(|&c| c == b'"') {
                         out.extend_from_slice(part);
@@ -1146,8 +1191,12 @@ impl ColumnWriter<'_> {
                         }
                     }
                     out.push(b'"');
+                } else if spelled && flag == QUOTED {
+                    out.push(b'"');
+                    out.extend_from_slice(v);
+                    out.push(b'"');
                 } else if spelled && flag == NULL {
-                    out.extend_from_slice(self.null);
+                    out.extend_from_slice(self.style.null());
                 } else {
                     out.extend_from_slice(v);
                 }
@@ -1256,6 +1305,31 @@ mod tests {
                 prop_assert_eq!(values(&cols[1]), &vals[..]);
             }
         }
+    }
+
+    #[test]
+    fn kinds_fit_every_value() {
+        let col = |values: &[&str]| {
+            let mut c = RawColumn::default();
+            for v in values {
+                c.push(v.as_bytes(), BARE);
+            }
+            encode(&c, true).remove(0).kind
+        };
+        // An integer before a decimal: neither kind fits both.
+        assert_eq!(col(&["5", "5.25"]), Kind::Text);
+        assert_eq!(col(&["5.50", "", "-0.25"]), Kind::Decimal(2));
+        assert_eq!(
+            col(&["2024-01-02 03:04:05", "2024-01-02 03:04:06"]),
+            Kind::Timestamp(TimeFormat {
+                places: 0,
+                t: false
+            })
+        );
+        assert_eq!(
+            col(&["2024-01-02 03:04:05", "2024-01-02T03:04:06"]),
+            Kind::Text
+        );
     }
 
     #[test]

@@ -24,26 +24,7 @@ pub const LF: u8 = 0;
 pub const CRLF: u8 = 1;
 pub const NONE: u8 = 2;
 
-/// How fields are spelled.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum Style {
-    /// RFC 4180: fields may be double-quoted (inner quotes doubled); an empty field in a
-    /// typed column is a null.
-    Csv,
-    /// PostgreSQL `COPY ... FROM stdin` text: no quoting (special characters are backslash
-    /// escapes, kept as spelled), `\N` is a null, an empty field is an empty string.
-    Copy,
-}
-
-impl Style {
-    /// How a null is spelled.
-    pub fn null(self) -> &'static [u8] {
-        match self {
-            Style::Csv => b"",
-            Style::Copy => b"\\N",
-        }
-    }
-}
+pub use crate::column::Style;
 
 /// How a delimited file is laid out.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -74,6 +55,7 @@ impl Dialect {
         out.push(match self.style {
             Style::Csv => 0,
             Style::Copy => 1,
+            Style::Json => 2,
         });
         put_varint(out, self.columns as u64);
         put_prefixed(out, self.header.as_deref().unwrap_or_default());
@@ -87,6 +69,7 @@ impl Dialect {
         let style = match c.u8()? {
             0 => Style::Csv,
             1 => Style::Copy,
+            2 => Style::Json,
             s => return Err(c.corrupt(format!("unknown field style {s}"))),
         };
         // Each column name costs at least one byte of the descriptor.
@@ -235,13 +218,15 @@ fn line_end(src: &[u8], start: usize) -> usize {
     memchr(b'\n', &src[start..]).map_or(src.len(), |i| start + i + 1)
 }
 
-/// A row group of delimited text, shredded.
+/// A row group of records, shredded.
 #[derive(Clone, Debug, Default)]
 pub struct Shredded {
     pub columns: Vec<RawColumn>,
     /// One terminator per row.
     pub terminators: Vec<u8>,
     pub exceptions: Exceptions,
+    /// JSON lines: each row's shape (empty for delimited text).
+    pub shapes: crate::json::Shapes,
 }
 
 impl Shredded {
@@ -252,6 +237,9 @@ impl Shredded {
 
 /// Shreds `src` (whole records; the header, if any, already taken off) by `d`.
 pub fn shred(src: &[u8], d: &Dialect) -> Shredded {
+    if d.style == Style::Json {
+        return crate::json::shred(src, d);
+    }
     let mut out = Shredded {
         columns: vec![RawColumn::default(); d.columns],
         ..Shredded::default()
@@ -309,6 +297,48 @@ fn push_unquoted(col: &mut RawColumn, v: &[u8]) {
     col.flags.push(QUOTED);
 }
 
+/// Rows spelled a tile at a time.
+pub(crate) const TILE: usize = 2048;
+
+/// Rows are rebuilt a tile at a time: each column spells the tile's rows into its own small
+/// buffer (one tight loop per column), then the rows are put together from buffers that are
+/// all still in cache.
+pub(crate) struct Tiles<'a> {
+    writers: Vec<crate::column::ColumnWriter<'a>>,
+    /// Per column: the tile's spellings back to back (then [`MARGIN`] spare bytes, for wide
+    /// copies), and where each row's ends (starting with 0).
+    pub bufs: Vec<(Vec<u8>, Vec<usize>)>,
+}
+
+impl<'a> Tiles<'a> {
+    pub fn new(columns: &'a [Column], style: Style) -> Self {
+        Tiles {
+            writers: columns.iter().map(|c| c.writer_for(style)).collect(),
+            bufs: columns
+                .iter()
+                .map(|_| (Vec::new(), Vec::with_capacity(TILE + 1)))
+                .collect(),
+        }
+    }
+
+    /// Spells the next `n` rows of every column.
+    pub fn spell(&mut self, n: usize) {
+        for (w, (data, ends)) in self.writers.iter_mut().zip(self.bufs.iter_mut()) {
+            data.clear();
+            ends.clear();
+            ends.push(0);
+            w.spell_rows(n, data, ends);
+            data.extend_from_slice(&[0; MARGIN]);
+        }
+    }
+
+    /// Row `k` of the tile in column `col`.
+    pub fn value(&self, col: usize, k: usize) -> &[u8] {
+        let (data, ends) = &self.bufs[col];
+        &data[ends[k]..ends[k + 1]]
+    }
+}
+
 /// Appends the text of a shredded row group: every row, with the exceptions where they were.
 /// Stops with an error once it has written more than `limit` bytes (the row group's input
 /// size: columns that claim more are damaged).
@@ -322,26 +352,11 @@ pub fn rebuild(
 ) -> Result<()> {
     let start = out.len();
     let delimiter = d.delimiter;
-    // Rows are rebuilt a tile at a time: each column spells the tile's rows into its own small
-    // buffer (one tight loop per column), then the rows are put together from buffers that
-    // are all still in cache.
-    const TILE: usize = 2048;
-    let null = d.style.null();
-    let mut writers: Vec<_> = columns.iter().map(|c| c.writer_with_null(null)).collect();
-    let mut tiles: Vec<(Vec<u8>, Vec<usize>)> = columns
-        .iter()
-        .map(|_| (Vec::new(), Vec::with_capacity(TILE + 1)))
-        .collect();
+    let mut tiles = Tiles::new(columns, d.style);
     let mut ex = 0;
     for (t, terms) in terminators.chunks(TILE).enumerate() {
-        for (w, (data, ends)) in writers.iter_mut().zip(tiles.iter_mut()) {
-            data.clear();
-            ends.clear();
-            ends.push(0);
-            w.spell_rows(terms.len(), data, ends);
-            // Room for the wide copies below to read past the last value.
-            data.extend_from_slice(&[0; MARGIN]);
-        }
+        tiles.spell(terms.len());
+        let tiles = &tiles.bufs;
         for (k, &term) in terms.iter().enumerate() {
             let row = t * TILE + k;
             while ex < exceptions.len() && exceptions.rows[ex] == row as u64 {
@@ -512,14 +527,14 @@ mod tests {
                     let col =
                         column::decode(e.kind, s.rows(), src.len(), e.streams.clone()).unwrap();
                     let mut out = Vec::new();
-                    let mut w = col.writer_with_null(d.style.null());
+                    let mut w = col.writer_for(d.style);
                     for _ in 0..s.rows() {
                         w.spelled(&mut out);
                         out.push(0);
                     }
                     (col, out)
                 };
-                let cands = column::encode(c, d.style == Style::Csv);
+                let cands = column::encode(c, d.style.empty_is_null());
                 let (first, want) = spell(&cands[0]);
                 for e in &cands[1..] {
                     assert_eq!(spell(e).1, want);

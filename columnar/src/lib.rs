@@ -1,5 +1,5 @@
 //! glyd-columnar: the record engine. It recognizes records in text (delimited text — CSV/TSV
-//! and kin —, log lines, and SQL dumps whose COPY blocks become tables), shreds them into typed columns (integers, decimals, dates, text), codes
+//! and kin —, JSON lines, log lines, and SQL dumps whose COPY blocks become tables), shreds them into typed columns (integers, decimals, dates, text), codes
 //! each column with what suits it, and writes a record archive: row groups of checksummed
 //! column chunks with statistics, which reads back as Arrow `RecordBatch`es or rebuilds the
 //! original bytes exactly. `docs/FORMAT.md` §7 specifies the archive.
@@ -29,6 +29,7 @@ pub mod column;
 pub mod delimited;
 mod error;
 mod exceptions;
+pub mod json;
 pub mod rowgroup;
 pub mod sql;
 mod template;

@@ -13,6 +13,7 @@ use crate::column::{self, Column, Kind, Link, Role, Stats};
 use crate::delimited::{self, Dialect, Style, LF};
 use crate::error::{Error, Result};
 use crate::exceptions::Exceptions;
+use crate::json::Shapes;
 
 /// The largest row group input a reader accepts (writers cut them smaller).
 pub const MAX_INPUT: u64 = 64 << 20;
@@ -24,6 +25,9 @@ pub enum RowRole {
     Terminators = 0,
     ExceptionIndex = 1,
     ExceptionBytes = 2,
+    /// JSON lines: the shape list, and one shape id per row.
+    Shapes = 3,
+    ShapeIds = 4,
 }
 
 /// Where one compressed stream lies in the archive.
@@ -170,7 +174,7 @@ fn get_streams(c: &mut Cursor<'_>, at: &mut u64, max_role: u8) -> Result<Vec<Str
 /// Verifies the result rebuilds to `src`.
 pub fn encode(src: &[u8], table: usize, d: &Dialect, level: Level) -> Vec<u8> {
     let shredded = delimited::shred(src, d);
-    let empty_is_null = d.style == Style::Csv;
+    let empty_is_null = d.style.empty_is_null();
     let out = encode_shredded(src, table, &shredded, empty_is_null, level);
     match verify(&out, src, table, d) {
         Ok(()) => out,
@@ -225,6 +229,11 @@ fn encode_shredded(
         let (index, bytes) = s.exceptions.encode();
         row_streams.push((RowRole::ExceptionIndex as u8, index));
         row_streams.push((RowRole::ExceptionBytes as u8, bytes));
+    }
+    if !s.shapes.list.is_empty() {
+        let (list, ids) = s.shapes.encode();
+        row_streams.push((RowRole::Shapes as u8, list));
+        row_streams.push((RowRole::ShapeIds as u8, ids));
     }
     // Every non-empty stream of every candidate becomes a chunk; all compress in parallel.
     let compress = |b: &[u8]| {
@@ -479,7 +488,7 @@ pub fn parse_header(src: &[u8], offset: u64, columns: &[usize]) -> Result<RowGro
             streams,
         });
     }
-    let row_streams = get_streams(&mut h, &mut at, RowRole::ExceptionBytes as u8)?;
+    let row_streams = get_streams(&mut h, &mut at, RowRole::ShapeIds as u8)?;
     h.finish()?;
     Ok(RowGroupMeta {
         offset,
@@ -646,14 +655,29 @@ pub fn rebuild(src: &[u8], meta: &RowGroupMeta, d: &Dialect, out: &mut Vec<u8>) 
     };
     let start = out.len();
     out.reserve(meta.input_len as usize);
-    delimited::rebuild(
-        &columns,
-        &terminators,
-        &exceptions,
-        d,
-        meta.input_len as usize,
-        out,
-    )
+    let limit = meta.input_len as usize;
+    if d.style == Style::Json {
+        let shapes = match (take(RowRole::Shapes), take(RowRole::ShapeIds)) {
+            (Some(list), ids) => Shapes::decode(
+                &list,
+                &ids.unwrap_or_default(),
+                meta.rows as usize,
+                d.columns,
+                limit,
+            ),
+            (None, _) if meta.rows == 0 => Ok(Shapes::default()),
+            (None, _) => Err(Error::corrupt(
+                "row group",
+                meta.offset,
+                "JSON rows without shapes",
+            )),
+        };
+        shapes.and_then(|shapes| {
+            crate::json::rebuild(&columns, &terminators, &exceptions, &shapes, limit, out)
+        })
+    } else {
+        delimited::rebuild(&columns, &terminators, &exceptions, d, limit, out)
+    }
     .map_err(|e| match e {
         Error::Corrupt { what, detail, .. } => Error::Corrupt {
             what,

@@ -295,3 +295,125 @@ proptest! {
         check(&src, Format::Sql, &opts, piece);
     }
 }
+
+/// A loghub structured CSV as JSON lines (numbers bare, everything else a string), the way
+/// `benches/corpus/to_jsonl.py` writes them.
+fn csv_as_jsonl(src: &[u8]) -> Vec<u8> {
+    let d = sniff(src, true).unwrap();
+    let body = &src[d.header.as_ref().unwrap().len()..];
+    let s = glyd_columnar::delimited::shred(body, &d);
+    let mut out = Vec::new();
+    for row in 0..s.rows() {
+        out.push(b'{');
+        for (i, c) in s.columns.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            out.extend_from_slice(format!("{:?}:", d.names[i]).as_bytes());
+            let v = String::from_utf8_lossy(c.value(row)).into_owned();
+            if glyd_columnar::text::parse_int(v.as_bytes()).is_some() {
+                out.extend_from_slice(v.as_bytes());
+            } else {
+                out.extend_from_slice(format!("{v:?}").as_bytes());
+            }
+        }
+        out.extend_from_slice(b"}\n");
+    }
+    out
+}
+
+#[test]
+fn json_lines_sniff_and_round_trip() {
+    for path in corpus("loghub")
+        .iter()
+        .filter(|p| p.to_string_lossy().ends_with(".csv"))
+    {
+        let src = csv_as_jsonl(&std::fs::read(path).unwrap());
+        let f = glyd_columnar::detect(&src, true).unwrap();
+        let Format::Delimited(d) = &f else {
+            panic!("{} not JSON lines", path.display())
+        };
+        assert_eq!(d.style, Style::Json);
+        let archive = check(&src, f, &WriteOptions::default(), 10_007);
+        let plain = glyd_core::compress(&src, &glyd_core::Options::default()).unwrap();
+        assert!(
+            archive.len() < plain.len(),
+            "{}: {} vs plain {}",
+            path.display(),
+            archive.len(),
+            plain.len()
+        );
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+
+    /// Objects with keys in any order, missing or repeated, odd spacing, escapes, nulls,
+    /// nested values, numbers of every spelling, broken lines and CRLF ends.
+    #[test]
+    fn generated_json_lines_round_trip(
+        rows in proptest::collection::vec(
+            (
+                proptest::collection::vec(
+                    (0usize..5, prop_oneof![
+                        Just("null".to_string()),
+                        Just("true".to_string()),
+                        "-?[0-9]{1,4}(\\.[0-9]{1,3})?(e[0-9])?",
+                        "\"[a-z\\\\\" ]{0,5}\"",
+                        Just("{\"x\": [1, \"}\"]}".to_string()),
+                        Just("\"2024-01-02 03:04:05\"".to_string()),
+                    ], prop_oneof![Just(""), Just(" "), Just("\t")]),
+                    0..6,
+                ),
+                0u8..8,
+            ),
+            1..60,
+        ),
+        piece in 1usize..500,
+    ) {
+        let keys = ["id", "ts", "msg", "a\\\"b", "n"];
+        let mut src = Vec::new();
+        for (fields, odd) in &rows {
+            let body: Vec<String> = fields
+                .iter()
+                .map(|(k, v, sp)| format!("{sp}\"{}\"{sp}:{sp}{v}", keys[*k]))
+                .collect();
+            let line = format!("{{{}}}", body.join(","));
+            match odd {
+                0 => src.extend_from_slice(&line.as_bytes()[..line.len() / 2]),
+                1 => src.extend_from_slice(format!("{line}\r").as_bytes()),
+                _ => src.extend_from_slice(line.as_bytes()),
+            }
+            src.extend_from_slice(if *odd == 2 { b"\r\n" } else { b"\n" });
+        }
+        let d = glyd_columnar::json::sniff(&src, true).unwrap_or(Dialect {
+            delimiter: glyd_columnar::json::JSON,
+            style: Style::Json,
+            columns: 2,
+            header: None,
+            names: vec!["id".into(), "msg".into()],
+        });
+        let opts = WriteOptions { level: Level::Fast, threads: 2, row_group_size: 1 << 10 };
+        check(&src, d, &opts, piece);
+    }
+}
+
+#[test]
+fn detection_picks_the_right_format_on_every_corpus_file() {
+    let mut files = corpus("loghub");
+    files.extend(corpus("sakila"));
+    for path in files {
+        let src = std::fs::read(&path).unwrap();
+        let name = path.file_name().unwrap().to_string_lossy().to_string();
+        let sample = &src[..src.len().min(1 << 20)];
+        let got = glyd_columnar::detect(sample, sample.len() == src.len()).unwrap();
+        let ok = match &got {
+            Format::Sql => name.ends_with(".sql"),
+            Format::Delimited(d) if d.delimiter == b',' => name.ends_with(".csv"),
+            Format::Delimited(d) if d.delimiter == LINES => name.ends_with(".log"),
+            Format::Delimited(_) => false,
+        };
+        assert!(ok, "{name} detected as {got:?}");
+    }
+}

@@ -1,0 +1,504 @@
+//! JSON lines: one object per line, each top-level key a column. A value is kept as spelled:
+//! a string's bytes between its quotes (escapes as written, flagged quoted), a number, `true`,
+//! `false`, or a nested object or array as its JSON text; `null` is a null and a key the
+//! object lacks is absent. Everything else on the line — braces, keys, colons, commas and
+//! whitespace — is the line's *shape*: which columns it has, in which order, and the literal
+//! text before each value and after the last. Shapes repeat, so each row stores a shape id.
+//! A line that is not an object of known keys goes to the exceptions, verbatim.
+
+use memchr::{memchr, memchr2};
+
+use crate::bytes::{put_prefixed, put_varint, Cursor};
+use crate::column::{Column, RawColumn, Style, ABSENT, BARE, NULL, QUOTED};
+use crate::delimited::{self, Dialect, Shredded, CRLF, LF, NONE};
+use crate::error::{Error, Result};
+use crate::exceptions::Exceptions;
+
+/// The delimiter byte of a JSON lines dialect (a marker: JSON has no single delimiter).
+pub const JSON: u8 = b'{';
+
+/// Most columns (distinct top-level keys) a JSON lines table has.
+const MAX_COLUMNS: usize = 1024;
+
+/// Most shapes in one row group; lines of further shapes become exceptions.
+const MAX_SHAPES: usize = 1 << 16;
+
+/// One layout of a row's object: its columns in order, each with the literal text before its
+/// value, and the text after the last value.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Shape {
+    pub fields: Vec<(u32, Vec<u8>)>,
+    pub tail: Vec<u8>,
+}
+
+/// The shapes of a row group and each row's shape.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Shapes {
+    pub list: Vec<Shape>,
+    pub ids: Vec<u32>,
+}
+
+impl Shapes {
+    /// Two streams: the shape list, and one varint id per row.
+    pub fn encode(&self) -> (Vec<u8>, Vec<u8>) {
+        let mut list = Vec::new();
+        put_varint(&mut list, self.list.len() as u64);
+        for s in &self.list {
+            put_varint(&mut list, s.fields.len() as u64);
+            for (col, sep) in &s.fields {
+                put_varint(&mut list, u64::from(*col));
+                put_prefixed(&mut list, sep);
+            }
+            put_prefixed(&mut list, &s.tail);
+        }
+        let mut ids = Vec::with_capacity(self.ids.len());
+        for &id in &self.ids {
+            put_varint(&mut ids, u64::from(id));
+        }
+        (list, ids)
+    }
+
+    /// Reads the two streams back for `rows` rows of `columns` columns, checking every id and
+    /// column index; no shape's text may exceed `max_text` bytes.
+    pub fn decode(
+        list: &[u8],
+        ids: &[u8],
+        rows: usize,
+        columns: usize,
+        max_text: usize,
+    ) -> Result<Self> {
+        let mut c = Cursor::new(list, 0, "shape list");
+        let count = c.bounded(list.len() as u64, "shape count")?;
+        let mut out = Shapes {
+            list: Vec::with_capacity(count),
+            ids: Vec::with_capacity(rows),
+        };
+        for _ in 0..count {
+            let n = c.bounded(c.remaining() as u64, "shape field count")?;
+            let mut shape = Shape::default();
+            let mut text = 0;
+            for _ in 0..n {
+                let col = c.bounded(columns.saturating_sub(1) as u64, "shape column")?;
+                let sep = c.prefixed()?;
+                text += sep.len();
+                shape.fields.push((col as u32, sep.to_vec()));
+            }
+            shape.tail = c.prefixed()?.to_vec();
+            if text + shape.tail.len() > max_text {
+                return Err(c.corrupt("a shape longer than its row group's input"));
+            }
+            out.list.push(shape);
+        }
+        c.finish()?;
+        let mut c = Cursor::new(ids, 0, "shape ids");
+        for _ in 0..rows {
+            let id = c.bounded(count.saturating_sub(1) as u64, "shape id")?;
+            if count == 0 {
+                return Err(c.corrupt("a shape id with no shapes"));
+            }
+            out.ids.push(id as u32);
+        }
+        c.finish()?;
+        Ok(out)
+    }
+}
+
+/// Where the whitespace starting at `i` ends.
+fn skip_ws(b: &[u8], mut i: usize) -> usize {
+    while i < b.len() && matches!(b[i], b' ' | b'\t' | b'\r') {
+        i += 1;
+    }
+    i
+}
+
+/// The end (just past the closing quote) of the string whose opening quote is at `i`.
+fn string_end(b: &[u8], i: usize) -> Option<usize> {
+    let mut j = i + 1;
+    loop {
+        let k = j + memchr2(b'"', b'\\', &b[j..])?;
+        if b[k] == b'"' {
+            return Some(k + 1);
+        }
+        j = k + 2;
+        if j > b.len() {
+            return None;
+        }
+    }
+}
+
+/// One value at `i`: its end, flag, and the bytes kept as the column's value.
+fn scan_value(b: &[u8], i: usize) -> Option<(usize, u8, std::ops::Range<usize>)> {
+    match *b.get(i)? {
+        b'"' => {
+            let end = string_end(b, i)?;
+            Some((end, QUOTED, i + 1..end - 1))
+        }
+        b'{' | b'[' => {
+            // Nested: kept as its JSON text; brackets balance outside strings.
+            let mut depth = 0usize;
+            let mut j = i;
+            while j < b.len() {
+                match b[j] {
+                    b'"' => {
+                        j = string_end(b, j)?;
+                        continue;
+                    }
+                    b'{' | b'[' => depth += 1,
+                    b'}' | b']' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            return Some((j + 1, BARE, i..j + 1));
+                        }
+                    }
+                    _ => {}
+                }
+                j += 1;
+            }
+            None
+        }
+        b'n' if b[i..].starts_with(b"null") => Some((i + 4, NULL, i..i)),
+        b't' if b[i..].starts_with(b"true") => Some((i + 4, BARE, i..i + 4)),
+        b'f' if b[i..].starts_with(b"false") => Some((i + 5, BARE, i..i + 5)),
+        b'-' | b'0'..=b'9' => {
+            let n = b[i..]
+                .iter()
+                .take_while(|&&c| matches!(c, b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E'))
+                .count();
+            Some((i + n, BARE, i..i + n))
+        }
+        _ => None,
+    }
+}
+
+/// One member of a parsed object line.
+struct Member {
+    key: std::ops::Range<usize>,
+    /// Where the literal text before the value starts (after the previous value).
+    sep_start: usize,
+    /// Where the value's spelling starts (its opening quote, for a string).
+    value_start: usize,
+    value: std::ops::Range<usize>,
+    flag: u8,
+}
+
+/// Parses a line (without its terminator) as one JSON object; returns its members and where
+/// the text after the last value starts. `None` when the line is not exactly one object.
+fn parse_object(b: &[u8], members: &mut Vec<Member>) -> Option<usize> {
+    members.clear();
+    let mut i = skip_ws(b, 0);
+    if b.get(i) != Some(&b'{') {
+        return None;
+    }
+    i = skip_ws(b, i + 1);
+    let mut prev_end = 0;
+    if b.get(i) == Some(&b'}') {
+        return (skip_ws(b, i + 1) == b.len()).then_some(0);
+    }
+    loop {
+        if b.get(i) != Some(&b'"') {
+            return None;
+        }
+        let key_end = string_end(b, i)?;
+        let key = i + 1..key_end - 1;
+        i = skip_ws(b, key_end);
+        if b.get(i) != Some(&b':') {
+            return None;
+        }
+        i = skip_ws(b, i + 1);
+        let (end, flag, value) = scan_value(b, i)?;
+        members.push(Member {
+            key,
+            sep_start: prev_end,
+            value_start: i,
+            value,
+            flag,
+        });
+        prev_end = end;
+        i = skip_ws(b, end);
+        match b.get(i) {
+            Some(b',') => i = skip_ws(b, i + 1),
+            Some(b'}') => {
+                return (skip_ws(b, i + 1) == b.len()).then_some(prev_end);
+            }
+            _ => return None,
+        }
+    }
+}
+
+/// Splits the line at `start` into its content and terminator; returns them and the next
+/// line's start.
+fn line_at(src: &[u8], start: usize) -> (&[u8], u8, usize) {
+    match memchr(b'\n', &src[start..]) {
+        None => (&src[start..], NONE, src.len()),
+        Some(i) if i > 0 && src[start + i - 1] == b'\r' => {
+            (&src[start..start + i - 1], CRLF, start + i + 1)
+        }
+        Some(i) => (&src[start..start + i], LF, start + i + 1),
+    }
+}
+
+/// The JSON lines dialect of `sample`, if at least 90% of its lines (at least two, or all of a
+/// whole input) are JSON objects: its columns are their keys, in the order first seen.
+pub fn sniff(sample: &[u8], whole: bool) -> Option<Dialect> {
+    let cut = if whole {
+        sample
+    } else {
+        &sample[..sample.iter().rposition(|&c| c == b'\n')? + 1]
+    };
+    let mut names: Vec<Vec<u8>> = Vec::new();
+    let mut seen = crate::column::FastSet::default();
+    let (mut lines, mut objects) = (0usize, 0usize);
+    let mut members = Vec::new();
+    let mut p = 0;
+    while p < cut.len() && lines < 10_000 {
+        let (line, _, next) = line_at(cut, p);
+        p = next;
+        if line.is_empty() {
+            continue;
+        }
+        lines += 1;
+        if std::str::from_utf8(line).is_err() || parse_object(line, &mut members).is_none() {
+            continue;
+        }
+        objects += 1;
+        for m in &members {
+            let key = &line[m.key.clone()];
+            if names.len() < MAX_COLUMNS && seen.insert(key.to_vec()) {
+                names.push(key.to_vec());
+            }
+        }
+    }
+    let enough = objects >= 2 || (whole && objects == lines && objects > 0);
+    if !enough || (objects as f64) < lines as f64 * 0.9 || names.is_empty() {
+        return None;
+    }
+    Some(Dialect {
+        delimiter: JSON,
+        style: Style::Json,
+        columns: names.len(),
+        header: None,
+        names: names
+            .iter()
+            .map(|n| String::from_utf8_lossy(n).into_owned())
+            .collect(),
+    })
+}
+
+/// Shreds JSON lines by `d` (a dialect [`sniff`] made).
+pub fn shred(src: &[u8], d: &Dialect) -> Shredded {
+    let mut out = Shredded {
+        columns: vec![RawColumn::default(); d.columns],
+        ..Shredded::default()
+    };
+    let index: crate::column::FastMap<&[u8], u32> = d
+        .names
+        .iter()
+        .enumerate()
+        .map(|(i, n)| (n.as_bytes(), i as u32))
+        .collect();
+    let mut shape_ids: crate::column::FastMap<Shape, u32> = Default::default();
+    let mut members = Vec::new();
+    let mut row_value: Vec<Option<(std::ops::Range<usize>, u8)>> = vec![None; d.columns];
+    let utf8 = std::str::from_utf8(src).is_ok();
+    let mut p = 0;
+    while p < src.len() {
+        let start = p;
+        let (line, term, next) = line_at(src, p);
+        p = next;
+        let fits = (utf8 || std::str::from_utf8(line).is_ok())
+            .then(|| parse_object(line, &mut members))
+            .flatten()
+            .and_then(|tail_start| {
+                row_value.iter_mut().for_each(|v| *v = None);
+                let mut shape = Shape {
+                    fields: Vec::with_capacity(members.len()),
+                    tail: line[tail_start..].to_vec(),
+                };
+                for m in &members {
+                    let col = *index.get(&line[m.key.clone()])?;
+                    let slot = &mut row_value[col as usize];
+                    if slot.is_some() {
+                        return None; // a key twice in one object
+                    }
+                    *slot = Some((m.value.clone(), m.flag));
+                    shape
+                        .fields
+                        .push((col, line[m.sep_start..m.value_start].to_vec()));
+                }
+                let n = shape_ids.len();
+                match shape_ids.get(&shape) {
+                    Some(&id) => Some(id),
+                    None if n < MAX_SHAPES => {
+                        out.shapes.list.push(shape.clone());
+                        shape_ids.insert(shape, n as u32);
+                        Some(n as u32)
+                    }
+                    None => None,
+                }
+            });
+        match fits {
+            Some(id) => {
+                for (col, v) in out.columns.iter_mut().zip(&row_value) {
+                    match v {
+                        Some((r, flag)) => col.push(&line[r.clone()], *flag),
+                        None => col.push(b"", ABSENT),
+                    }
+                }
+                out.shapes.ids.push(id);
+                out.terminators.push(term);
+            }
+            None => out
+                .exceptions
+                .push(out.terminators.len() as u64, &src[start..next]),
+        }
+    }
+    out
+}
+
+/// Appends the text of a shredded row group of JSON lines: every row laid out by its shape,
+/// with the exceptions where they were. Stops with an error past `limit` bytes.
+pub fn rebuild(
+    columns: &[Column],
+    terminators: &[u8],
+    exceptions: &Exceptions,
+    shapes: &Shapes,
+    limit: usize,
+    out: &mut Vec<u8>,
+) -> Result<()> {
+    let start = out.len();
+    let mut tiles = delimited::Tiles::new(columns, Style::Json);
+    let mut ex = 0;
+    let mut row = 0;
+    for terms in terminators.chunks(delimited::TILE) {
+        tiles.spell(terms.len());
+        for (k, &term) in terms.iter().enumerate() {
+            while ex < exceptions.len() && exceptions.rows[ex] == row as u64 {
+                out.extend_from_slice(exceptions.get(ex));
+                ex += 1;
+            }
+            let shape = &shapes.list[shapes.ids[row] as usize];
+            for (col, sep) in &shape.fields {
+                out.extend_from_slice(sep);
+                out.extend_from_slice(tiles.value(*col as usize, k));
+            }
+            out.extend_from_slice(&shape.tail);
+            match term {
+                LF => out.push(b'\n'),
+                CRLF => out.extend_from_slice(b"\r\n"),
+                _ => {}
+            }
+            if out.len() - start > limit {
+                return Err(Error::corrupt(
+                    "row group",
+                    0,
+                    format!("rows rebuild to more than the {limit} input bytes"),
+                ));
+            }
+            row += 1;
+        }
+    }
+    for i in ex..exceptions.len() {
+        out.extend_from_slice(exceptions.get(i));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::column;
+
+    #[test]
+    fn objects_parse_into_members_and_shapes() {
+        let line = br#" {"a": 1, "b":"x\"y" ,"c":{"d":[1,"]"]},"e":null,"f":true}  "#;
+        let mut m = Vec::new();
+        let tail = parse_object(line, &mut m).unwrap();
+        let keys: Vec<&[u8]> = m.iter().map(|m| &line[m.key.clone()]).collect();
+        assert_eq!(keys, [&b"a"[..], b"b", b"c", b"e", b"f"]);
+        assert_eq!(&line[m[1].value.clone()], br#"x\"y"#);
+        assert_eq!(&line[m[2].value.clone()], br#"{"d":[1,"]"]}"#);
+        assert_eq!(m[3].flag, NULL);
+        assert_eq!(&line[tail..], b"}  ");
+        assert_eq!(&line[m[1].sep_start..m[1].value_start], br#", "b":"#);
+        for bad in [
+            &br#"{"a":1"#[..],
+            br#"{"a":1}x"#,
+            br#"{"a" 1}"#,
+            br#"{a:1}"#,
+            br#"[1]"#,
+            br#"{"a":"unterminated}"#,
+            br#"{"a":nul}"#,
+            br#"{"a":1,}"#,
+        ] {
+            assert!(
+                parse_object(bad, &mut m).is_none(),
+                "{}",
+                String::from_utf8_lossy(bad)
+            );
+        }
+        assert_eq!(parse_object(b"{ }", &mut m), Some(0));
+    }
+
+    #[test]
+    fn json_lines_shred_and_rebuild_exactly() {
+        let src = concat!(
+            "{\"id\":1,\"ts\":\"2024-01-02T03:04:05\",\"msg\":\"ok\"}\n",
+            "{\"id\":2, \"ts\":\"2024-01-02T03:04:06\",\"msg\":null}\r\n",
+            "{\"msg\":\"reordered\",\"id\":3}\n",
+            "not json\n",
+            "{\"id\":4,\"extra\":1}\n",
+            "{\"id\":5,\"id\":6}\n",
+            "{\"id\":-0.5e3,\"ts\":\"2024-01-02T03:04:07\",\"msg\":\"\\u00e9\"}"
+        )
+        .as_bytes();
+        // One line in seven is not an object: too many to sniff as JSON lines, but not to
+        // shred as them.
+        assert!(sniff(src, true).is_none());
+        let good: Vec<u8> = src
+            .split_inclusive(|&c| c == b'\n')
+            .filter(|l| l.starts_with(b"{"))
+            .flatten()
+            .copied()
+            .collect();
+        let d = sniff(&good, true).unwrap();
+        assert_eq!(d.names, ["id", "ts", "msg", "extra"]);
+        let s = shred(src, &d);
+        assert_eq!(s.rows(), 5);
+        assert_eq!(s.exceptions.rows, [3, 4]);
+        // The first and last lines share a shape.
+        assert_eq!(s.shapes.list.len(), 4);
+        let cols: Vec<Column> = s
+            .columns
+            .iter()
+            .map(|c| {
+                let e = column::encode(c, false).remove(0);
+                column::decode(e.kind, s.rows(), src.len(), e.streams).unwrap()
+            })
+            .collect();
+        let (list, ids) = s.shapes.encode();
+        let shapes = Shapes::decode(&list, &ids, s.rows(), d.columns, src.len()).unwrap();
+        assert_eq!(shapes, s.shapes);
+        let mut out = Vec::new();
+        rebuild(
+            &cols,
+            &s.terminators,
+            &s.exceptions,
+            &shapes,
+            src.len(),
+            &mut out,
+        )
+        .unwrap();
+        assert_eq!(String::from_utf8_lossy(&out), String::from_utf8_lossy(src));
+        // The timestamps, quoted in JSON, are typed.
+        let ts = column::encode(&s.columns[1], false).remove(0);
+        assert!(matches!(ts.kind, column::Kind::Timestamp(_)));
+    }
+
+    #[test]
+    fn sniffs_only_json_lines() {
+        assert!(sniff(b"{\"a\":1}\n{\"a\":2}\n", true).is_some());
+        assert!(sniff(b"a,b\n1,2\n", true).is_none());
+        assert!(sniff(b"{\"a\":1}\nplain\nplain\n", true).is_none());
+        assert!(sniff(b"{}\n{}\n", true).is_none());
+    }
+}

@@ -7,7 +7,7 @@ use std::io::{self, Read, Write};
 use std::path::Path;
 
 use anyhow::{Context, Result};
-use glyd_columnar::column::{Kind, Role};
+use glyd_columnar::column::Coding;
 use glyd_columnar::sql::Table;
 use glyd_columnar::{
     detect, sniff_with, ArchiveReader, Dialect, Format, RecordWriter, WriteOptions,
@@ -176,15 +176,15 @@ pub fn inspect(path: &Path) -> Result<()> {
     );
     let many = r.tables().len() > 1;
     for (t, table) in r.tables().iter().enumerate() {
-        let groups: Vec<&glyd_columnar::rowgroup::RowGroupMeta> = r
+        let groups: Vec<(usize, &glyd_columnar::rowgroup::RowGroupMeta)> = r
             .groups_of(t)
             .into_iter()
-            .map(|g| &r.row_groups()[g])
+            .map(|g| (g, &r.row_groups()[g]))
             .collect();
         o.push('\n');
         if many {
-            let rows: u64 = groups.iter().map(|g| g.rows).sum();
-            let bytes: u64 = groups.iter().map(|g| g.input_len).sum();
+            let rows: u64 = groups.iter().map(|(_, g)| g.rows).sum();
+            let bytes: u64 = groups.iter().map(|(_, g)| g.input_len).sum();
             let _ = writeln!(
                 o,
                 "  table {}: {} rows, {} in {} row groups",
@@ -205,7 +205,7 @@ fn describe_table(
     r: &ArchiveReader,
     t: usize,
     table: &Table,
-    groups: &[&glyd_columnar::rowgroup::RowGroupMeta],
+    groups: &[(usize, &glyd_columnar::rowgroup::RowGroupMeta)],
 ) -> Result<()> {
     let d = &table.dialect;
     if d.delimiter == glyd_columnar::delimited::LINES {
@@ -235,7 +235,7 @@ fn describe_table(
     }
     let exceptions: u64 = groups
         .iter()
-        .flat_map(|g| &g.row_streams)
+        .flat_map(|(_, g)| &g.row_streams)
         .filter(|s| s.role == glyd_columnar::rowgroup::RowRole::ExceptionBytes as u8)
         .map(|s| s.stored)
         .sum();
@@ -245,33 +245,31 @@ fn describe_table(
         "column", "type", "codec", "raw", "stored", "ratio"
     );
     let schema = r.table_schema(t)?;
+    let name = |b: usize| {
+        schema
+            .fields()
+            .get(b)
+            .map_or_else(|| format!("column {b}"), |f| f.name().clone())
+    };
     for (i, field) in schema.fields().iter().enumerate() {
-        let (mut raw, mut st, mut dict, mut distinct, mut nulls) = (0u64, 0u64, 0usize, 0u64, 0u64);
-        let mut kinds: Vec<Kind> = Vec::new();
-        let mut templated = 0;
-        for g in groups {
-            let c = &g.columns[i];
-            templated += usize::from(c.streams.iter().any(|s| s.role == Role::Vars as u8));
+        let (mut raw, mut st, mut distinct, mut nulls) = (0u64, 0u64, 0u64, 0u64);
+        let mut codings: Vec<Coding> = Vec::new();
+        for &(g, meta) in groups {
+            let c = &meta.columns[i];
             raw += c.raw_bytes;
             st += c.stored();
             nulls += c.stats.nulls;
-            if let Some(n) = c.stats.distinct {
-                dict += 1;
-                distinct = distinct.max(n);
-            }
-            if !kinds.contains(&c.kind) {
-                kinds.push(c.kind);
+            distinct = distinct.max(c.stats.distinct.unwrap_or(0));
+            let coding = r.coding(g, i)?;
+            if !codings.contains(&coding) {
+                codings.push(coding);
             }
         }
-        let n = groups.len();
-        let codec = match kinds.as_slice() {
-            [Kind::Text] if templated == n && n > 0 => "templates".to_string(),
-            [Kind::Text] if dict == n && n > 0 => format!("dictionary (≤{distinct})"),
-            [Kind::Text] if templated > 0 => "templates / other".to_string(),
-            [Kind::Text] if dict > 0 => "dictionary / plain".to_string(),
-            [Kind::Text] | [] => "plain".to_string(),
-            [_] => "varint deltas".to_string(),
-            _ => "mixed".to_string(),
+        let codec = match codings.as_slice() {
+            [Coding::Dictionary] => format!("dictionary (≤{distinct})"),
+            [c] => c.describe(name),
+            [] => "-".to_string(),
+            _ => format!("mixed ({} codings)", codings.len()),
         };
         let ty = format!("{}{}", field.data_type(), if nulls > 0 { "?" } else { "" });
         let _ = writeln!(

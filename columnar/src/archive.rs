@@ -702,6 +702,17 @@ impl ArchiveReader {
             })
     }
 
+    /// How column `column` of row group `group` is coded (decodes at most two small streams).
+    pub fn coding(&self, group: usize, column: usize) -> Result<crate::column::Coding> {
+        let g = self.groups.get(group).ok_or_else(|| {
+            Error::Request(format!(
+                "row group {group} out of range (the archive has {})",
+                self.groups.len()
+            ))
+        })?;
+        rowgroup::column_coding(&self.data[g.offset as usize..g.end as usize], g, column)
+    }
+
     /// One batch per row group in `groups` (all of one table), holding the columns in
     /// `projection` (all when `None`), decoding only those columns' chunks.
     pub fn read(

@@ -134,6 +134,10 @@ pub enum Role {
     Bytes = 3,
     Ids = 4,
     Vars = 5,
+    /// A text column that *follows* another (a varint, that column's index, then a [`Follow`]
+    /// mode byte): its value is a function of the other's, stored once per distinct value of
+    /// the other, or the other's value itself.
+    Follows = 6,
 }
 
 impl Role {
@@ -145,6 +149,7 @@ impl Role {
             3 => Role::Bytes,
             4 => Role::Ids,
             5 => Role::Vars,
+            6 => Role::Follows,
             _ => return None,
         })
     }
@@ -255,6 +260,178 @@ fn infer(col: &RawColumn, empty_is_null: bool) -> Kind {
     }
 }
 
+/// The flag a column of `kind` stores for a value the shredder flagged `flag`: in a typed
+/// column an empty value is an empty CSV field, a null (`infer` typed the column).
+fn stored_flag(kind: Kind, flag: u8, v: &[u8]) -> u8 {
+    match flag {
+        ABSENT => ABSENT,
+        _ if kind != Kind::Text && (!has_value(flag) || v.is_empty()) => NULL,
+        f => f,
+    }
+}
+
+/// How a text column follows another column of its row group, the *base* ([`Role::Follows`]).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Follow {
+    /// One entry per distinct value of column `.0`, in order of first appearance (mode 0).
+    Entries(usize),
+    /// Each row's value is column `.0`'s value in that row, spelled without quotes (mode 1).
+    Copy(usize),
+}
+
+impl Follow {
+    /// The column followed.
+    pub fn base(self) -> usize {
+        match self {
+            Follow::Entries(b) | Follow::Copy(b) => b,
+        }
+    }
+
+    /// The follows stream: the base's index, then the mode.
+    fn stream(self) -> Vec<u8> {
+        let mut out = Vec::new();
+        put_varint(&mut out, self.base() as u64);
+        out.push(u8::from(matches!(self, Follow::Copy(_))));
+        out
+    }
+
+    fn parse(stream: &[u8]) -> Result<Follow> {
+        let mut c = Cursor::new(stream, 0, "follows stream");
+        let b = c.bounded(u64::from(u32::MAX), "followed column")?;
+        let follow = match c.u8()? {
+            0 => Follow::Entries(b),
+            1 => Follow::Copy(b),
+            m => return Err(c.corrupt(format!("unknown follows mode {m}"))),
+        };
+        c.finish()?;
+        Ok(follow)
+    }
+}
+
+/// A text column coded as following another: its flags (where any is not bare), the
+/// `entries` streams (none for [`Follow::Copy`]) and the follows stream.
+fn following(
+    col: &RawColumn,
+    stats: &Stats,
+    follow: Follow,
+    entries: Option<(Vec<u8>, Vec<u8>)>,
+) -> EncodedColumn {
+    let mut streams = Vec::new();
+    if col.flags.iter().any(|&f| f != BARE) {
+        streams.push((Role::Flags, col.flags.clone()));
+    }
+    if let Some((lengths, bytes)) = entries {
+        streams.extend([(Role::Lengths, lengths), (Role::Bytes, bytes)]);
+    }
+    streams.push((Role::Follows, follow.stream()));
+    EncodedColumn {
+        kind: Kind::Text,
+        values: Vec::new(),
+        raw_bytes: col.data.len() as u64,
+        stats: stats.clone(),
+        streams,
+    }
+}
+
+/// A candidate coding text column `col` as a copy of column `base` (index `b`): every row's
+/// value is the same bytes as the base's (a column repeated, as loghub's BGL `Node` and
+/// `NodeRepeat`); only `col`'s own flags are stored.
+pub fn copy_candidate(
+    col: &RawColumn,
+    base: &RawColumn,
+    b: usize,
+    stats: &Stats,
+) -> Option<EncodedColumn> {
+    let rows = col.rows();
+    let same = base.rows() == rows
+        && rows > 0
+        && base.data == col.data
+        && base.ends == col.ends
+        && (0..rows).all(|r| has_value(base.flags[r]) || col.value(r).is_empty());
+    same.then(|| following(col, stats, Follow::Copy(b), None))
+}
+
+/// Most rows looked at before trying whether a column follows another in full.
+const FOLLOW_SAMPLE: usize = 1024;
+
+/// A candidate coding text column `col` as following column `base` (index `b`, of `kind`)
+/// when every value of the base goes with one value of `col` throughout (an event id and
+/// its template): `col`'s value for each distinct base value, in order of first appearance.
+/// `None` when some base value goes with two values, or when the base repeats too little
+/// (more than half its rows distinct) for this to pay.
+pub fn follow_candidate(
+    col: &RawColumn,
+    base: &RawColumn,
+    kind: Kind,
+    b: usize,
+    stats: &Stats,
+) -> Option<EncodedColumn> {
+    let rows = col.rows();
+    if base.rows() != rows || rows < 2 {
+        return None;
+    }
+    let mut first: FastMap<(u8, &[u8]), u32> = FastMap::default();
+    let mut entries: Vec<&[u8]> = Vec::new();
+    for limit in [FOLLOW_SAMPLE.min(rows), rows] {
+        first.clear();
+        entries.clear();
+        for row in 0..limit {
+            let bv = base.value(row);
+            let key = (stored_flag(kind, base.flags[row], bv), bv);
+            let v = col.value(row);
+            match first.get(&key) {
+                Some(&e) if entries[e as usize] != v => return None,
+                Some(_) => {}
+                None => {
+                    if entries.len() >= limit / 2 {
+                        return None;
+                    }
+                    first.insert(key, entries.len() as u32);
+                    entries.push(v);
+                }
+            }
+        }
+    }
+    let entries = entries_streams(entries.iter().copied());
+    Some(following(col, stats, Follow::Entries(b), Some(entries)))
+}
+
+/// Each row's key among the distinct values of a decoded column, numbered in order of first
+/// appearance (a value is its flag and its unquoted spelling, as [`follow_candidate`] saw it).
+fn first_appearance_keys(col: &Column, rows: usize) -> Vec<u32> {
+    let mut first: FastMap<(u8, Vec<u8>), u32> = FastMap::default();
+    let mut w = col.writer();
+    let mut buf = Vec::new();
+    (0..rows)
+        .map(|_| {
+            buf.clear();
+            let flag = w.value(&mut buf);
+            let n = first.len() as u32;
+            *first.entry((flag, buf.clone())).or_insert(n)
+        })
+        .collect()
+}
+
+/// A decoded column's `rows` values (unquoted, a null's value empty) back to back, and their
+/// offsets (0, then the end of each); `Err(())` once they pass `max_text` bytes.
+fn values_of(
+    col: &Column,
+    rows: usize,
+    max_text: usize,
+) -> std::result::Result<(Vec<u8>, Vec<u32>), ()> {
+    let mut w = col.writer();
+    let (mut data, mut ends) = (Vec::new(), Vec::with_capacity(rows + 1));
+    ends.push(0);
+    for _ in 0..rows {
+        w.value(&mut data);
+        if data.len() > max_text {
+            return Err(());
+        }
+        ends.push(data.len() as u32);
+    }
+    Ok((data, ends))
+}
+
 /// Types and codes one column: one or more candidate codings (the caller keeps the one that
 /// compresses smallest). `empty_is_null`: whether an empty bare value in a typed column is a
 /// null (CSV) or makes the column text (COPY, where a null has its own spelling).
@@ -266,13 +443,14 @@ pub fn encode(col: &RawColumn, empty_is_null: bool) -> Vec<EncodedColumn> {
     let mut flags = Vec::with_capacity(col.rows());
     let mut values = Vec::with_capacity(col.rows());
     for row in 0..col.rows() {
-        let (v, flag) = (col.value(row), col.flags[row]);
-        if !has_value(flag) || v.is_empty() {
-            // An empty value here is an empty CSV field: `infer` typed the column.
-            flags.push(if flag == ABSENT { ABSENT } else { NULL });
+        let (v, flag) = (
+            col.value(row),
+            stored_flag(kind, col.flags[row], col.value(row)),
+        );
+        flags.push(flag);
+        if !has_value(flag) {
             continue;
         }
-        flags.push(flag);
         values.push(
             match kind {
                 Kind::Int => text::parse_int(v),
@@ -416,15 +594,91 @@ pub fn varint_estimate(values: &[i64]) -> usize {
     plain.min(delta)
 }
 
-/// Resolves the columns linked to another (see [`Link`]) into their own values, bases first.
-/// `columns` holds the decoded columns by index (`None` where not decoded); every base a
-/// column names must be decoded, typed (like it, for [`Link::Relative`]) and without nulls,
-/// and links must not form a cycle.
-pub fn resolve_links(columns: &mut [Option<Column>]) -> Result<()> {
+/// Whether a decoded column still depends on another.
+fn is_linked(c: &Column) -> bool {
+    matches!(
+        c,
+        Column::Typed { link: Some(_), .. }
+            | Column::Text {
+                follows: Some(_),
+                ..
+            }
+    )
+}
+
+/// Resolves the columns linked to another (see [`Link`]) into their own values, and the text
+/// columns that follow another into per-row ids, bases first. `columns` holds the decoded
+/// columns of a row group of `rows` rows by index (`None` where not decoded); every base a
+/// column names must be decoded; a [`Link`]'s base must be typed (like it, for
+/// [`Link::Relative`]) and without nulls; links must not form a cycle; a following column's
+/// values may come to at most `max_text` bytes.
+pub fn resolve_links(columns: &mut [Option<Column>], rows: usize, max_text: usize) -> Result<()> {
     let bad = |detail: String| Error::corrupt("column chunk", 0, detail);
     loop {
         let (mut waiting, mut resolved) = (false, false);
         for j in 0..columns.len() {
+            if let Some(Column::Text {
+                follows: Some(follow),
+                ..
+            }) = &columns[j]
+            {
+                let (follow, b) = (*follow, follow.base());
+                let base = match columns.get(b) {
+                    Some(Some(base)) if b != j && is_linked(base) => {
+                        waiting = true;
+                        continue;
+                    }
+                    Some(Some(base)) if b != j => base,
+                    _ => {
+                        return Err(bad(format!(
+                            "column {j} follows column {b}, which is not decoded"
+                        )))
+                    }
+                };
+                let copied = match follow {
+                    Follow::Entries(_) => None,
+                    Follow::Copy(_) => Some(
+                        values_of(base, rows, max_text)
+                            .map_err(|_| bad(format!("column {j} copies too many bytes")))?,
+                    ),
+                };
+                let keys = copied.is_none().then(|| first_appearance_keys(base, rows));
+                let Some(Column::Text {
+                    follows,
+                    ids,
+                    offsets,
+                    data,
+                    ..
+                }) = &mut columns[j]
+                else {
+                    unreachable!()
+                };
+                *follows = None;
+                resolved = true;
+                if let Some((values, ends)) = copied {
+                    (*data, *offsets) = (values, ends);
+                    continue;
+                }
+                let keys = keys.expect("entries follow keys");
+                let distinct = keys.iter().max().map_or(0, |&k| k as usize + 1);
+                if distinct != offsets.len() - 1 {
+                    return Err(bad(format!(
+                        "column {j} has {} values for the {distinct} values of column {b}",
+                        offsets.len() - 1
+                    )));
+                }
+                let text: u64 = keys
+                    .iter()
+                    .map(|&k| u64::from(offsets[k as usize + 1] - offsets[k as usize]))
+                    .sum();
+                if text > max_text as u64 {
+                    return Err(bad(format!(
+                        "column {j}'s values come to {text} bytes, more than the {max_text} input bytes"
+                    )));
+                }
+                *ids = Some(keys);
+                continue;
+            }
             let Some(Column::Typed {
                 link: Some(link),
                 kind,
@@ -435,7 +689,7 @@ pub fn resolve_links(columns: &mut [Option<Column>]) -> Result<()> {
             };
             let (link, kind, b) = (*link, *kind, link.base());
             let base_values = match columns.get(b) {
-                Some(Some(Column::Typed { link: Some(_), .. })) if b != j => {
+                Some(Some(base)) if b != j && is_linked(base) => {
                     waiting = true;
                     continue;
                 }
@@ -493,6 +747,86 @@ pub fn resolve_links(columns: &mut [Option<Column>]) -> Result<()> {
         }
         if !resolved {
             return Err(bad("columns linked in a cycle".into()));
+        }
+    }
+}
+
+/// How a column chunk is coded, as `glyd inspect` shows it.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Coding {
+    /// Text, one value per row.
+    Plain,
+    Dictionary,
+    Templates,
+    /// Text with one value per distinct value of another column, or that column's values
+    /// ([`Role::Follows`]).
+    Follows(Follow),
+    /// Integers as zigzag varints (mode 0) or their differences (mode 1).
+    Varints {
+        deltas: bool,
+    },
+    /// Integers as byte planes of value minus the smallest (mode 2) or of differences (mode 3).
+    Planes {
+        deltas: bool,
+    },
+    /// Integers stored against another column ([`RELATIVE`], [`ORDERED`]).
+    Linked(Link),
+    /// A typed column whose every row is null.
+    Nulls,
+}
+
+impl Coding {
+    /// The coding of a chunk of `kind` whose streams have `roles`, given the head of its
+    /// integers stream and its follows stream (`None` where absent). Bytes that do not parse
+    /// describe as the unlinked coding their first byte names; decoding reports them.
+    pub fn of(kind: Kind, roles: &[Role], ints: Option<&[u8]>, follows: Option<&[u8]>) -> Coding {
+        let index = |b: &[u8]| {
+            let mut c = Cursor::new(b, 0, "column index");
+            c.bounded(u64::from(u32::MAX), "column index").ok()
+        };
+        if kind == Kind::Text {
+            return match follows.and_then(|f| Follow::parse(f).ok()) {
+                Some(f) => Coding::Follows(f),
+                None if roles.contains(&Role::Vars) => Coding::Templates,
+                None if roles.contains(&Role::Ids) => Coding::Dictionary,
+                None => Coding::Plain,
+            };
+        }
+        let Some(ints) = ints.filter(|i| !i.is_empty()) else {
+            return Coding::Nulls;
+        };
+        let linked = |mode: u8| {
+            let b = index(&ints[1..])?;
+            Some(Coding::Linked(if mode == RELATIVE {
+                Link::Relative(b)
+            } else {
+                Link::Ordered(b)
+            }))
+        };
+        match ints[0] {
+            m @ (RELATIVE | ORDERED) => linked(m).unwrap_or(Coding::Varints { deltas: false }),
+            m @ (PLANES | DELTA_PLANES) => Coding::Planes {
+                deltas: m == DELTA_PLANES,
+            },
+            m => Coding::Varints { deltas: m == 1 },
+        }
+    }
+
+    /// Names the coding; `name` gives a column's name by index.
+    pub fn describe(self, name: impl Fn(usize) -> String) -> String {
+        match self {
+            Coding::Plain => "plain".into(),
+            Coding::Dictionary => "dictionary".into(),
+            Coding::Templates => "templates".into(),
+            Coding::Follows(Follow::Entries(b)) => format!("follows {}", name(b)),
+            Coding::Follows(Follow::Copy(b)) => format!("same as {}", name(b)),
+            Coding::Varints { deltas: false } => "varints".into(),
+            Coding::Varints { deltas: true } => "varint deltas".into(),
+            Coding::Planes { deltas: false } => "byte planes".into(),
+            Coding::Planes { deltas: true } => "delta byte planes".into(),
+            Coding::Linked(Link::Relative(b)) => format!("minus {}", name(b)),
+            Coding::Linked(Link::Ordered(b)) => format!("in order of {}", name(b)),
+            Coding::Nulls => "all null".into(),
         }
     }
 }
@@ -763,6 +1097,10 @@ pub enum Column {
         data: Vec<u8>,
         offsets: Vec<u32>,
         ids: Option<Vec<u32>>,
+        /// The column this one follows (see [`Role::Follows`]): until [`resolve_links`] has
+        /// run, the entries are one per distinct value of that column (or none, for a copy)
+        /// and `ids` is unset.
+        follows: Option<Follow>,
     },
 }
 
@@ -835,7 +1173,19 @@ pub fn decode(
     if vars.is_some() && ids.is_none() {
         return Err(bad("template variables without template ids".into()));
     }
-    let entries = if ids.is_some() { lengths.len() } else { rows };
+    let follows = match take(&mut streams, Role::Follows) {
+        Some(f) if ids.is_none() => Some(Follow::parse(&f)?),
+        Some(_) => return Err(bad("a followed column with ids of its own".into())),
+        None => None,
+    };
+    if matches!(follows, Some(Follow::Copy(_))) && !(lengths.is_empty() && data.is_empty()) {
+        return Err(bad("a copied column with values of its own".into()));
+    }
+    let entries = if ids.is_some() || follows.is_some() {
+        lengths.len()
+    } else {
+        rows
+    };
     let mut c = Cursor::new(&lengths, 0, "text lengths");
     let mut offsets = Vec::with_capacity(entries.min(lengths.len()) + 1);
     offsets.push(0u32);
@@ -852,6 +1202,7 @@ pub fn decode(
     }
     let entry_count = offsets.len() - 1;
     let ids = match ids {
+        None if follows.is_some() => None,
         None => {
             if entry_count != rows {
                 return Err(bad(format!("{entry_count} text values for {rows} rows")));
@@ -912,6 +1263,7 @@ pub fn decode(
             data: values,
             offsets: ends,
             ids: None,
+            follows: None,
         });
     }
     Ok(Column::Text {
@@ -919,6 +1271,7 @@ pub fn decode(
         data,
         offsets,
         ids,
+        follows,
     })
 }
 
@@ -1097,6 +1450,7 @@ impl ColumnWriter<'_> {
                 data: entries,
                 offsets,
                 ids,
+                ..
             } if flags
                 .as_ref()
                 .is_none_or(|f| f[row..row + n].iter().all(|&x| x == BARE)) =>
@@ -1178,6 +1532,7 @@ impl ColumnWriter<'_> {
                 data,
                 offsets,
                 ids,
+                ..
             } => {
                 let e = ids.as_ref().map_or(row, |ids| ids[row] as usize);
                 let v = &data[offsets[e] as usize..offsets[e + 1] as usize];
@@ -1301,10 +1656,152 @@ mod tests {
                     (Role::Ints, ints),
                 ]).unwrap();
                 let mut cols = vec![typed(base.clone(), None, None), Some(col)];
-                resolve_links(&mut cols).unwrap();
+                resolve_links(&mut cols, rows.len(), 1 << 20).unwrap();
                 prop_assert_eq!(values(&cols[1]), &vals[..]);
             }
         }
+    }
+
+    /// Codes `col` as following `base` (column 0), as a copy of it when `copy`, and decodes
+    /// it back through [`resolve_links`]: each row's flag and value.
+    fn through_follows(
+        col: &RawColumn,
+        base: &RawColumn,
+        copy: bool,
+    ) -> Option<Vec<(u8, Vec<u8>)>> {
+        let base_coded = encode(base, true).remove(0);
+        let stats = encode(col, true).remove(0).stats;
+        let f = if copy {
+            copy_candidate(col, base, 0, &stats)?
+        } else {
+            follow_candidate(col, base, base_coded.kind, 0, &stats)?
+        };
+        let rows = col.rows();
+        let base_col = decode(base_coded.kind, rows, 1 << 20, base_coded.streams).unwrap();
+        let col = decode(Kind::Text, rows, 1 << 20, f.streams).unwrap();
+        let mut cols = vec![Some(base_col), Some(col)];
+        resolve_links(&mut cols, rows, 1 << 20).unwrap();
+        let mut w = cols[1].as_ref().unwrap().writer();
+        Some(
+            (0..rows)
+                .map(|_| {
+                    let mut v = Vec::new();
+                    (w.value(&mut v), v)
+                })
+                .collect(),
+        )
+    }
+
+    fn raw(values: &[(&str, u8)]) -> RawColumn {
+        let mut c = RawColumn::default();
+        for (v, f) in values {
+            c.push(v.as_bytes(), *f);
+        }
+        c
+    }
+
+    proptest! {
+        /// A text column that is a function of another (typed or text, with nulls) comes
+        /// back value for value when coded as following it.
+        #[test]
+        fn following_columns_resolve_to_their_values(
+            keys in proptest::collection::vec(0u8..6, 2..300),
+            typed_base in any::<bool>(),
+        ) {
+            let spell = |k: u8| match (k, typed_base) {
+                (0, _) => String::new(),
+                (k, true) => (u32::from(k) * 7).to_string(),
+                (k, false) => format!("E{k}"),
+            };
+            let base: Vec<(String, u8)> = keys.iter().map(|&k| (spell(k), BARE)).collect();
+            let col: Vec<(String, u8)> = keys
+                .iter()
+                .map(|&k| (format!("template {}", k % 4), if k == 5 { QUOTED } else { BARE }))
+                .collect();
+            let as_raw = |v: &[(String, u8)]| {
+                raw(&v.iter().map(|(s, f)| (s.as_str(), *f)).collect::<Vec<_>>())
+            };
+            let (base, col) = (as_raw(&base), as_raw(&col));
+            let distinct: std::collections::HashSet<u8> = keys.iter().copied().collect();
+            let want = |col: &RawColumn| -> Vec<(u8, Vec<u8>)> {
+                (0..col.rows()).map(|r| (col.flags[r], col.value(r).to_vec())).collect()
+            };
+            match through_follows(&col, &base, false) {
+                Some(got) => prop_assert_eq!(got, want(&col)),
+                // Refused only where the base has too many distinct values to pay.
+                None => prop_assert!(distinct.len() > keys.len().min(FOLLOW_SAMPLE) / 2),
+            }
+            // The base's own values, some quoted, copied.
+            let mut copy = base.clone();
+            for (f, k) in copy.flags.iter_mut().zip(&keys) {
+                if k % 2 == 1 {
+                    *f = QUOTED;
+                }
+            }
+            let got = through_follows(&copy, &base, true);
+            prop_assert_eq!(got, Some(want(&copy)));
+            prop_assert!(through_follows(&col, &base, true).is_none());
+        }
+    }
+
+    #[test]
+    fn follows_only_a_function_and_checks_what_it_reads() {
+        let base = raw(&[("1", BARE), ("2", BARE), ("1", BARE), ("2", BARE)]);
+        let good = raw(&[("a", BARE), ("b", BARE), ("a", BARE), ("b", BARE)]);
+        let bad = raw(&[("a", BARE), ("b", BARE), ("c", BARE), ("b", BARE)]);
+        assert!(through_follows(&good, &base, false).is_some());
+        // Base value 1 goes with both `a` and `c`: not a function.
+        assert!(through_follows(&bad, &base, false).is_none());
+
+        let text = |entries: &[&str], follows: usize| {
+            let (lengths, bytes) = entries_streams(entries.iter().map(|e| e.as_bytes()));
+            let f = Follow::Entries(follows).stream();
+            decode(
+                Kind::Text,
+                4,
+                1 << 20,
+                vec![
+                    (Role::Lengths, lengths),
+                    (Role::Bytes, bytes),
+                    (Role::Follows, f),
+                ],
+            )
+            .unwrap()
+        };
+        let ints = || typed(vec![1, 2, 1, 2], None, None);
+        // One entry for two base values.
+        let mut short = vec![ints(), Some(text(&["a"], 0))];
+        assert!(resolve_links(&mut short, 4, 1 << 20).is_err());
+        // Two columns that follow each other.
+        let mut cycle = vec![Some(text(&["a", "b"], 1)), Some(text(&["a", "b"], 0))];
+        assert!(resolve_links(&mut cycle, 4, 1 << 20).is_err());
+        // A base that was not decoded, or is the column itself.
+        let mut missing = vec![None, Some(text(&["a", "b"], 0))];
+        assert!(resolve_links(&mut missing, 4, 1 << 20).is_err());
+        let mut own = vec![Some(text(&["a", "b"], 0))];
+        assert!(resolve_links(&mut own, 4, 1 << 20).is_err());
+        // Values that would expand past the row group's input.
+        let mut big = vec![ints(), Some(text(&["aaaa", "bbbb"], 0))];
+        assert!(resolve_links(&mut big, 4, 15).is_err());
+        let mut fits = vec![ints(), Some(text(&["aaaa", "bbbb"], 0))];
+        assert!(resolve_links(&mut fits, 4, 16).is_ok());
+
+        // A copy has no values of its own, and copies no more than the input holds.
+        let copy = |streams: Vec<(Role, Vec<u8>)>| decode(Kind::Text, 4, 1 << 20, streams);
+        let follows = (Role::Follows, Follow::Copy(0).stream());
+        let (lengths, bytes) = entries_streams([&b"a"[..]].into_iter());
+        assert!(copy(vec![
+            (Role::Lengths, lengths),
+            (Role::Bytes, bytes),
+            follows.clone()
+        ])
+        .is_err());
+        let mut big = vec![ints(), Some(copy(vec![follows.clone()]).unwrap())];
+        assert!(resolve_links(&mut big, 4, 3).is_err());
+        let mut fits = vec![ints(), Some(copy(vec![follows]).unwrap())];
+        assert!(resolve_links(&mut fits, 4, 4).is_ok());
+        assert!(Follow::parse(&[0, 2]).is_err());
+        assert!(Follow::parse(&[0]).is_err());
     }
 
     #[test]
@@ -1341,20 +1838,20 @@ mod tests {
             typed(vec![1, 1, 1], None, Some(Link::Relative(1))),
         ];
         // Listed in key order 1, 2, 3 (rows 1, 2, 0): row 0 gets 20, row 1 10, row 2 30.
-        resolve_links(&mut cols).unwrap();
+        resolve_links(&mut cols, 3, 1 << 20).unwrap();
         assert_eq!(values(&cols[1]), [20, 10, 30]);
         assert_eq!(values(&cols[2]), [21, 11, 31]);
         let mut cycle = vec![
             typed(vec![1, 2], None, Some(Link::Relative(1))),
             typed(vec![1, 2], None, Some(Link::Ordered(0))),
         ];
-        assert!(resolve_links(&mut cycle).is_err());
+        assert!(resolve_links(&mut cycle, 2, 1 << 20).is_err());
         let mut own = vec![typed(vec![1, 2], None, Some(Link::Relative(0)))];
-        assert!(resolve_links(&mut own).is_err());
+        assert!(resolve_links(&mut own, 2, 1 << 20).is_err());
         let mut nulls = vec![
             typed(vec![1], Some(vec![BARE, NULL]), None),
             typed(vec![1, 2], None, Some(Link::Relative(0))),
         ];
-        assert!(resolve_links(&mut nulls).is_err());
+        assert!(resolve_links(&mut nulls, 2, 1 << 20).is_err());
     }
 }

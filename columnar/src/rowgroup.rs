@@ -9,7 +9,7 @@ use glyd_core::chunk::{decode_chunk, encode_chunk};
 use glyd_core::Level;
 
 use crate::bytes::{put_varint, zigzag, Cursor};
-use crate::column::{self, Column, Kind, Link, Role, Stats};
+use crate::column::{self, Coding, Column, Kind, Link, RawColumn, Role, Stats};
 use crate::delimited::{self, Dialect, Style, LF};
 use crate::error::{Error, Result};
 use crate::exceptions::Exceptions;
@@ -220,7 +220,7 @@ fn encode_shredded(
         .par_iter()
         .map(|c| column::encode(c, empty_is_null))
         .collect();
-    add_linked_candidates(&mut candidates);
+    add_linked_candidates(&mut candidates, &s.columns);
     let mut row_streams: Vec<(u8, Vec<u8>)> = Vec::new();
     if s.terminators.iter().any(|&t| t != LF) {
         row_streams.push((RowRole::Terminators as u8, s.terminators.clone()));
@@ -334,7 +334,9 @@ const MAX_KEYS: usize = 2;
 /// order of a *key*, a column of distinct values without nulls that is not in order itself
 /// (a table dumped out of key order: its dates read in key order ascend). Keys are never
 /// linked themselves, and differences only go to earlier columns, so links cannot cycle.
-fn add_linked_candidates(candidates: &mut [Vec<column::EncodedColumn>]) {
+/// And a repeating text column whose value is a function of an earlier column's (an event
+/// template of its event id) gets a candidate that stores one value per value of that column.
+fn add_linked_candidates(candidates: &mut [Vec<column::EncodedColumn>], raw: &[RawColumn]) {
     let typed = |c: &column::EncodedColumn| c.kind != Kind::Text;
     let flags = |c: &column::EncodedColumn| -> Option<Vec<u8>> {
         c.streams
@@ -393,6 +395,32 @@ fn add_linked_candidates(candidates: &mut [Vec<column::EncodedColumn>]) {
                 }
             }
         }
+    }
+    let mut following = Vec::new();
+    for j in 0..candidates.len() {
+        let cj = &candidates[j][0];
+        if cj.kind != Kind::Text {
+            continue;
+        }
+        if let Some(c) = (0..j).find_map(|i| column::copy_candidate(&raw[j], &raw[i], i, &cj.stats))
+        {
+            following.push((j, c));
+            continue;
+        }
+        // Only text that repeats (it has a dictionary) can follow another's values.
+        if cj.stats.distinct.is_none() {
+            continue;
+        }
+        // Of the columns it follows, the one with fewest values to store.
+        let found = (0..j)
+            .filter_map(|i| {
+                column::follow_candidate(&raw[j], &raw[i], candidates[i][0].kind, i, &cj.stats)
+            })
+            .min_by_key(|c| c.streams.iter().map(|(_, s)| s.len()).sum::<usize>());
+        following.extend(found.map(|c| (j, c)));
+    }
+    for (j, c) in following {
+        candidates[j].push(c);
     }
     for (j, ints) in extra {
         let c = &candidates[j][0];
@@ -480,7 +508,7 @@ pub fn parse_header(src: &[u8], offset: u64, columns: &[usize]) -> Result<RowGro
         };
         let raw_bytes = h.bounded(input_len, "column size")? as u64;
         let stats = get_stats(&mut h, rows)?;
-        let streams = get_streams(&mut h, &mut at, Role::Vars as u8)?;
+        let streams = get_streams(&mut h, &mut at, Role::Follows as u8)?;
         metas.push(ColumnMeta {
             kind,
             raw_bytes,
@@ -522,6 +550,41 @@ fn decode_streams(
             Ok((s.role, decode_chunk(chunk, limit, s.offset)?))
         })
         .collect()
+}
+
+/// How column `i` of the row group `meta` (bytes from `src[0]`) is coded: decodes at most its
+/// integers and follows streams, not the column.
+pub fn column_coding(src: &[u8], meta: &RowGroupMeta, i: usize) -> Result<Coding> {
+    let cm = meta.columns.get(i).ok_or_else(|| {
+        Error::Request(format!(
+            "column {i} does not exist (the row group has {})",
+            meta.columns.len()
+        ))
+    })?;
+    let wanted: Vec<StreamMeta> = cm
+        .streams
+        .iter()
+        .filter(|s| s.role == Role::Ints as u8 || s.role == Role::Follows as u8)
+        .cloned()
+        .collect();
+    let decoded = decode_streams(src, meta.offset, &wanted, chunk_limit(meta))?;
+    let get = |r: Role| {
+        decoded
+            .iter()
+            .find(|(role, _)| *role == r as u8)
+            .map(|(_, b)| b.as_slice())
+    };
+    let roles: Vec<Role> = cm
+        .streams
+        .iter()
+        .filter_map(|s| Role::from_u8(s.role))
+        .collect();
+    Ok(Coding::of(
+        cm.kind,
+        &roles,
+        get(Role::Ints),
+        get(Role::Follows),
+    ))
 }
 
 /// Decodes the columns in `which` (all when `None`) of the row group `meta`, whose bytes start
@@ -569,6 +632,9 @@ pub fn decode_columns(
             .iter()
             .filter_map(|c| match c {
                 Some(Column::Typed { link: Some(l), .. }) => Some(l.base()),
+                Some(Column::Text {
+                    follows: Some(f), ..
+                }) => Some(f.base()),
                 _ => None,
             })
             .filter(|&b| b < meta.columns.len() && slots[b].is_none())
@@ -582,7 +648,8 @@ pub fn decode_columns(
             }
         }
     }
-    column::resolve_links(&mut slots).map_err(|e| at_column(e, usize::MAX, meta.offset))?;
+    column::resolve_links(&mut slots, meta.rows as usize, meta.input_len as usize)
+        .map_err(|e| at_column(e, usize::MAX, meta.offset))?;
     // A column asked for twice is cloned; otherwise each is moved out once, at its last use.
     Ok(which
         .iter()

@@ -1,5 +1,5 @@
-//! Fuzz the column decoder: a kind, a row count and up to five streams cut from the input,
-//! decoded, resolved against a base column when linked to one, spelled row by row and turned
+//! Fuzz the column decoder: a kind, a row count and up to seven streams cut from the input,
+//! decoded, resolved against a base column when linked to one or following one, spelled row by row and turned
 //! into Arrow. Errors are fine; panics are not.
 #![no_main]
 
@@ -23,7 +23,7 @@ fuzz_target!(|input: &[u8]| {
     };
     let rows = usize::from(input[2]);
     // Streams: the mask in input[3] says which roles are present; the rest is cut evenly.
-    let roles: Vec<Role> = (0..5u8)
+    let roles: Vec<Role> = (0..7u8)
         .filter(|r| input[3] & (1 << r) != 0)
         .filter_map(Role::from_u8)
         .collect();
@@ -35,7 +35,11 @@ fuzz_target!(|input: &[u8]| {
         .map(|(i, &r)| (r, body[i * piece..(i + 1) * piece].to_vec()))
         .collect();
     if let Ok(col) = decode(kind, rows, 1 << 16, streams) {
-        let col = if matches!(col, Column::Typed { link: Some(_), .. }) {
+        let linked = matches!(
+            col,
+            Column::Typed { link: Some(_), .. } | Column::Text { follows: Some(_), .. }
+        );
+        let col = if linked {
             // Linked: resolve against a base column (index 0) of values from the input.
             let base = Column::Typed {
                 kind,
@@ -48,7 +52,7 @@ fuzz_target!(|input: &[u8]| {
                 link: None,
             };
             let mut slots = vec![Some(base), Some(col)];
-            if resolve_links(&mut slots).is_err() {
+            if resolve_links(&mut slots, rows, 1 << 16).is_err() {
                 return;
             }
             slots.pop().flatten().expect("resolved in place")

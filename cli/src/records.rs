@@ -9,9 +9,7 @@ use std::path::Path;
 use anyhow::{Context, Result};
 use glyd_columnar::column::Coding;
 use glyd_columnar::sql::Table;
-use glyd_columnar::{
-    detect, sniff_with, ArchiveReader, Dialect, Format, RecordWriter, WriteOptions,
-};
+use glyd_columnar::{detect, sniff_with, ArchiveReader, Format, RecordWriter, WriteOptions};
 use glyd_core::{Encoder, Options};
 
 use crate::args::{Args, CatFormat, RecordFormat};
@@ -45,6 +43,9 @@ fn shape(f: &Format) -> String {
         Format::Delimited(d) if d.delimiter == glyd_columnar::delimited::LINES => {
             "log lines".into()
         }
+        Format::Delimited(d) if d.style == glyd_columnar::delimited::Style::Fields => {
+            format!("log lines, {} leading fields", d.columns - 1)
+        }
         Format::Delimited(d) => format!("{} columns", d.columns),
         Format::Sql => "SQL dump".into(),
     }
@@ -63,7 +64,13 @@ pub fn compress<W: Write>(
         None => detect(&sample, whole),
         Some(RecordFormat::Csv) => sniff_with(&sample, whole, b',').map(Format::Delimited),
         Some(RecordFormat::Tsv) => sniff_with(&sample, whole, b'\t').map(Format::Delimited),
-        Some(RecordFormat::Log) => Some(Format::Delimited(Dialect::lines())),
+        Some(RecordFormat::Log) => Some(Format::Delimited(glyd_columnar::fields::choose(
+            &sample[..sample
+                .iter()
+                .rposition(|&c| c == b'\n')
+                .map_or(sample.len(), |c| c + 1)],
+            args.level(),
+        ))),
         Some(RecordFormat::Sql) => Some(Format::Sql),
         Some(RecordFormat::Jsonl) => {
             glyd_columnar::json::sniff(&sample, whole).map(Format::Delimited)
@@ -155,8 +162,20 @@ pub fn is_archive(head: &[u8]) -> bool {
 }
 
 /// `glyd inspect FILE`.
+/// Reads the record archive at `path`, or standard input for `-`.
+fn open_archive(path: &Path) -> Result<ArchiveReader> {
+    let bytes = if path.as_os_str() == "-" {
+        let mut b = Vec::new();
+        io::stdin().lock().read_to_end(&mut b)?;
+        b
+    } else {
+        std::fs::read(path).with_context(|| path.display().to_string())?
+    };
+    ArchiveReader::from_bytes(bytes).with_context(|| path.display().to_string())
+}
+
 pub fn inspect(path: &Path) -> Result<()> {
-    let r = ArchiveReader::open(path).with_context(|| path.display().to_string())?;
+    let r = open_archive(path)?;
     let mut o = String::new();
     let (stored, input) = (r.len() as u64, r.input_len());
     let _ = writeln!(
@@ -210,6 +229,12 @@ fn describe_table(
     let d = &table.dialect;
     if d.delimiter == glyd_columnar::delimited::LINES {
         let _ = writeln!(o, "  lines of text, as templates and variables");
+    } else if d.style == glyd_columnar::delimited::Style::Fields {
+        let _ = writeln!(
+            o,
+            "  log lines: {} leading fields and a message",
+            d.columns - 1
+        );
     } else if d.style == glyd_columnar::delimited::Style::Json {
         let _ = writeln!(o, "  JSON lines: {} keys, each a column", d.columns);
     } else {
@@ -220,7 +245,9 @@ fn describe_table(
         let style = match d.style {
             glyd_columnar::delimited::Style::Csv => "delimited text",
             glyd_columnar::delimited::Style::Copy => "PostgreSQL COPY text",
-            glyd_columnar::delimited::Style::Json => unreachable!("JSON lines are described above"),
+            glyd_columnar::delimited::Style::Json | glyd_columnar::delimited::Style::Fields => {
+                unreachable!("shaped rows are described above")
+            }
         };
         let _ = writeln!(
             o,
@@ -299,7 +326,7 @@ fn describe_table(
 
 /// `glyd cat [--table T] [--columns a,b] [--format csv|jsonl] FILE`.
 pub fn cat(path: &Path, table: Option<&str>, columns: &[String], format: CatFormat) -> Result<()> {
-    let r = ArchiveReader::open(path).with_context(|| path.display().to_string())?;
+    let r = open_archive(path)?;
     let t = match table {
         Some(name) => r
             .table_index(name)

@@ -463,3 +463,33 @@ fn sql_dump_tables_inspect_and_cat() {
          {\"staff_id\":2,\"picture\":null,\"last_update\":\"2006-02-15 04:57:16\"}\n"
     );
 }
+
+#[test]
+fn log_lines_become_leading_fields_and_a_message() {
+    let (dir, data) = workdir();
+    let d = dir.path();
+    let o = run(&["-r", "-v", "app.log"], d);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("leading fields"), "{}", stderr(&o));
+    assert_eq!(run(&["-dc", "app.log.glyd"], d).stdout, data);
+    // inspect reads the archive from standard input too.
+    let archive = std::fs::read(d.join("app.log.glyd")).unwrap();
+    let mut child = glyd()
+        .args(["inspect", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(&archive).unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = String::from_utf8(o.stdout).unwrap();
+    for want in ["leading fields and a message", "f1", "message", "templates"] {
+        assert!(text.contains(want), "inspect lacks {want}:\n{text}");
+    }
+    // The first field of HDFS lines is the date, `081109`.
+    let o = run(&["cat", "--columns", "f1", "app.log.glyd"], d);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = String::from_utf8(o.stdout).unwrap();
+    assert_eq!(text.lines().nth(1), Some("081109"), "{}", &text[..100]);
+}

@@ -48,6 +48,8 @@ pub enum Style {
     Copy,
     /// JSON: strings are quoted with their escapes kept as spelled, `null` is a null.
     Json,
+    /// Log fields: bare values between whitespace that each row's shape keeps; no nulls.
+    Fields,
 }
 
 impl Style {
@@ -57,7 +59,13 @@ impl Style {
             Style::Csv => b"",
             Style::Copy => b"\\N",
             Style::Json => b"null",
+            Style::Fields => b"",
         }
+    }
+
+    /// Whether rows are laid out by shapes (see [`crate::shape`]) rather than delimiters.
+    pub fn shaped(self) -> bool {
+        matches!(self, Style::Json | Style::Fields)
     }
 
     /// Whether an empty bare value in a typed column is a null (rather than making the

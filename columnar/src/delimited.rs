@@ -11,6 +11,7 @@ use crate::column::{Column, RawColumn, BARE, NULL, QUOTED};
 use crate::error::Result;
 use crate::exceptions::Exceptions;
 use crate::text;
+use glyd_core::Level;
 
 /// Delimiters tried by [`sniff`], in order of preference on a tie.
 pub const DELIMITERS: [u8; 4] = [b',', b'\t', b'|', b';'];
@@ -56,6 +57,7 @@ impl Dialect {
             Style::Csv => 0,
             Style::Copy => 1,
             Style::Json => 2,
+            Style::Fields => 3,
         });
         put_varint(out, self.columns as u64);
         put_prefixed(out, self.header.as_deref().unwrap_or_default());
@@ -70,6 +72,7 @@ impl Dialect {
             0 => Style::Csv,
             1 => Style::Copy,
             2 => Style::Json,
+            3 => Style::Fields,
             s => return Err(c.corrupt(format!("unknown field style {s}"))),
         };
         // Each column name costs at least one byte of the descriptor.
@@ -226,7 +229,7 @@ pub struct Shredded {
     pub terminators: Vec<u8>,
     pub exceptions: Exceptions,
     /// JSON lines: each row's shape (empty for delimited text).
-    pub shapes: crate::json::Shapes,
+    pub shapes: crate::shape::Shapes,
 }
 
 impl Shredded {
@@ -237,8 +240,10 @@ impl Shredded {
 
 /// Shreds `src` (whole records; the header, if any, already taken off) by `d`.
 pub fn shred(src: &[u8], d: &Dialect) -> Shredded {
-    if d.style == Style::Json {
-        return crate::json::shred(src, d);
+    match d.style {
+        Style::Json => return crate::json::shred(src, d),
+        Style::Fields => return crate::fields::shred(src, d),
+        Style::Csv | Style::Copy => {}
     }
     let mut out = Shredded {
         columns: vec![RawColumn::default(); d.columns],
@@ -425,7 +430,7 @@ fn lines(sample: &[u8], whole: bool) -> Option<Dialect> {
         count += 1;
         longest = longest.max(line.len());
     }
-    (text && count > 2 && longest <= 64 << 10).then(Dialect::lines)
+    (text && count > 2 && longest <= 64 << 10).then(|| crate::fields::choose(cut, Level::Max))
 }
 
 /// The dialect of `sample` with `delimiter` imposed: its commonest field count, whatever

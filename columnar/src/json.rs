@@ -6,102 +6,17 @@
 //! text before each value and after the last. Shapes repeat, so each row stores a shape id.
 //! A line that is not an object of known keys goes to the exceptions, verbatim.
 
-use memchr::{memchr, memchr2};
+use memchr::memchr2;
 
-use crate::bytes::{put_prefixed, put_varint, Cursor};
-use crate::column::{Column, RawColumn, Style, ABSENT, BARE, NULL, QUOTED};
-use crate::delimited::{self, Dialect, Shredded, CRLF, LF, NONE};
-use crate::error::{Error, Result};
-use crate::exceptions::Exceptions;
+use crate::column::{RawColumn, Style, ABSENT, BARE, NULL, QUOTED};
+use crate::delimited::{Dialect, Shredded};
+use crate::shape::{line_at, Shape, ShapeIndex};
 
 /// The delimiter byte of a JSON lines dialect (a marker: JSON has no single delimiter).
 pub const JSON: u8 = b'{';
 
 /// Most columns (distinct top-level keys) a JSON lines table has.
 const MAX_COLUMNS: usize = 1024;
-
-/// Most shapes in one row group; lines of further shapes become exceptions.
-const MAX_SHAPES: usize = 1 << 16;
-
-/// One layout of a row's object: its columns in order, each with the literal text before its
-/// value, and the text after the last value.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
-pub struct Shape {
-    pub fields: Vec<(u32, Vec<u8>)>,
-    pub tail: Vec<u8>,
-}
-
-/// The shapes of a row group and each row's shape.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Shapes {
-    pub list: Vec<Shape>,
-    pub ids: Vec<u32>,
-}
-
-impl Shapes {
-    /// Two streams: the shape list, and one varint id per row.
-    pub fn encode(&self) -> (Vec<u8>, Vec<u8>) {
-        let mut list = Vec::new();
-        put_varint(&mut list, self.list.len() as u64);
-        for s in &self.list {
-            put_varint(&mut list, s.fields.len() as u64);
-            for (col, sep) in &s.fields {
-                put_varint(&mut list, u64::from(*col));
-                put_prefixed(&mut list, sep);
-            }
-            put_prefixed(&mut list, &s.tail);
-        }
-        let mut ids = Vec::with_capacity(self.ids.len());
-        for &id in &self.ids {
-            put_varint(&mut ids, u64::from(id));
-        }
-        (list, ids)
-    }
-
-    /// Reads the two streams back for `rows` rows of `columns` columns, checking every id and
-    /// column index; no shape's text may exceed `max_text` bytes.
-    pub fn decode(
-        list: &[u8],
-        ids: &[u8],
-        rows: usize,
-        columns: usize,
-        max_text: usize,
-    ) -> Result<Self> {
-        let mut c = Cursor::new(list, 0, "shape list");
-        let count = c.bounded(list.len() as u64, "shape count")?;
-        let mut out = Shapes {
-            list: Vec::with_capacity(count),
-            ids: Vec::with_capacity(rows),
-        };
-        for _ in 0..count {
-            let n = c.bounded(c.remaining() as u64, "shape field count")?;
-            let mut shape = Shape::default();
-            let mut text = 0;
-            for _ in 0..n {
-                let col = c.bounded(columns.saturating_sub(1) as u64, "shape column")?;
-                let sep = c.prefixed()?;
-                text += sep.len();
-                shape.fields.push((col as u32, sep.to_vec()));
-            }
-            shape.tail = c.prefixed()?.to_vec();
-            if text + shape.tail.len() > max_text {
-                return Err(c.corrupt("a shape longer than its row group's input"));
-            }
-            out.list.push(shape);
-        }
-        c.finish()?;
-        let mut c = Cursor::new(ids, 0, "shape ids");
-        for _ in 0..rows {
-            let id = c.bounded(count.saturating_sub(1) as u64, "shape id")?;
-            if count == 0 {
-                return Err(c.corrupt("a shape id with no shapes"));
-            }
-            out.ids.push(id as u32);
-        }
-        c.finish()?;
-        Ok(out)
-    }
-}
 
 /// Where the whitespace starting at `i` ends.
 fn skip_ws(b: &[u8], mut i: usize) -> usize {
@@ -225,18 +140,6 @@ fn parse_object(b: &[u8], members: &mut Vec<Member>) -> Option<usize> {
     }
 }
 
-/// Splits the line at `start` into its content and terminator; returns them and the next
-/// line's start.
-fn line_at(src: &[u8], start: usize) -> (&[u8], u8, usize) {
-    match memchr(b'\n', &src[start..]) {
-        None => (&src[start..], NONE, src.len()),
-        Some(i) if i > 0 && src[start + i - 1] == b'\r' => {
-            (&src[start..start + i - 1], CRLF, start + i + 1)
-        }
-        Some(i) => (&src[start..start + i], LF, start + i + 1),
-    }
-}
-
 /// The JSON lines dialect of `sample`, if at least 90% of its lines (at least two, or all of a
 /// whole input) are JSON objects: its columns are their keys, in the order first seen.
 pub fn sniff(sample: &[u8], whole: bool) -> Option<Dialect> {
@@ -296,7 +199,7 @@ pub fn shred(src: &[u8], d: &Dialect) -> Shredded {
         .enumerate()
         .map(|(i, n)| (n.as_bytes(), i as u32))
         .collect();
-    let mut shape_ids: crate::column::FastMap<Shape, u32> = Default::default();
+    let mut shape_index = ShapeIndex::default();
     let mut members = Vec::new();
     let mut row_value: Vec<Option<(std::ops::Range<usize>, u8)>> = vec![None; d.columns];
     let utf8 = std::str::from_utf8(src).is_ok();
@@ -325,16 +228,7 @@ pub fn shred(src: &[u8], d: &Dialect) -> Shredded {
                         .fields
                         .push((col, line[m.sep_start..m.value_start].to_vec()));
                 }
-                let n = shape_ids.len();
-                match shape_ids.get(&shape) {
-                    Some(&id) => Some(id),
-                    None if n < MAX_SHAPES => {
-                        out.shapes.list.push(shape.clone());
-                        shape_ids.insert(shape, n as u32);
-                        Some(n as u32)
-                    }
-                    None => None,
-                }
+                shape_index.intern(shape, &mut out.shapes)
             });
         match fits {
             Some(id) => {
@@ -355,58 +249,12 @@ pub fn shred(src: &[u8], d: &Dialect) -> Shredded {
     out
 }
 
-/// Appends the text of a shredded row group of JSON lines: every row laid out by its shape,
-/// with the exceptions where they were. Stops with an error past `limit` bytes.
-pub fn rebuild(
-    columns: &[Column],
-    terminators: &[u8],
-    exceptions: &Exceptions,
-    shapes: &Shapes,
-    limit: usize,
-    out: &mut Vec<u8>,
-) -> Result<()> {
-    let start = out.len();
-    let mut tiles = delimited::Tiles::new(columns, Style::Json);
-    let mut ex = 0;
-    let mut row = 0;
-    for terms in terminators.chunks(delimited::TILE) {
-        tiles.spell(terms.len());
-        for (k, &term) in terms.iter().enumerate() {
-            while ex < exceptions.len() && exceptions.rows[ex] == row as u64 {
-                out.extend_from_slice(exceptions.get(ex));
-                ex += 1;
-            }
-            let shape = &shapes.list[shapes.ids[row] as usize];
-            for (col, sep) in &shape.fields {
-                out.extend_from_slice(sep);
-                out.extend_from_slice(tiles.value(*col as usize, k));
-            }
-            out.extend_from_slice(&shape.tail);
-            match term {
-                LF => out.push(b'\n'),
-                CRLF => out.extend_from_slice(b"\r\n"),
-                _ => {}
-            }
-            if out.len() - start > limit {
-                return Err(Error::corrupt(
-                    "row group",
-                    0,
-                    format!("rows rebuild to more than the {limit} input bytes"),
-                ));
-            }
-            row += 1;
-        }
-    }
-    for i in ex..exceptions.len() {
-        out.extend_from_slice(exceptions.get(i));
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::column;
+    use crate::column::Column;
+    use crate::shape::{rebuild, Shapes};
 
     #[test]
     fn objects_parse_into_members_and_shapes() {
@@ -484,6 +332,7 @@ mod tests {
             &s.terminators,
             &s.exceptions,
             &shapes,
+            Style::Json,
             src.len(),
             &mut out,
         )

@@ -10,10 +10,10 @@ use glyd_core::Level;
 
 use crate::bytes::{put_varint, zigzag, Cursor};
 use crate::column::{self, Coding, Column, Kind, Link, RawColumn, Role, Stats};
-use crate::delimited::{self, Dialect, Style, LF};
+use crate::delimited::{self, Dialect, LF};
 use crate::error::{Error, Result};
 use crate::exceptions::Exceptions;
-use crate::json::Shapes;
+use crate::shape::Shapes;
 
 /// The largest row group input a reader accepts (writers cut them smaller).
 pub const MAX_INPUT: u64 = 64 << 20;
@@ -723,7 +723,7 @@ pub fn rebuild(src: &[u8], meta: &RowGroupMeta, d: &Dialect, out: &mut Vec<u8>) 
     let start = out.len();
     out.reserve(meta.input_len as usize);
     let limit = meta.input_len as usize;
-    if d.style == Style::Json {
+    if d.style.shaped() {
         let shapes = match (take(RowRole::Shapes), take(RowRole::ShapeIds)) {
             (Some(list), ids) => Shapes::decode(
                 &list,
@@ -736,11 +736,19 @@ pub fn rebuild(src: &[u8], meta: &RowGroupMeta, d: &Dialect, out: &mut Vec<u8>) 
             (None, _) => Err(Error::corrupt(
                 "row group",
                 meta.offset,
-                "JSON rows without shapes",
+                "shaped rows without shapes",
             )),
         };
         shapes.and_then(|shapes| {
-            crate::json::rebuild(&columns, &terminators, &exceptions, &shapes, limit, out)
+            crate::shape::rebuild(
+                &columns,
+                &terminators,
+                &exceptions,
+                &shapes,
+                d.style,
+                limit,
+                out,
+            )
         })
     } else {
         delimited::rebuild(&columns, &terminators, &exceptions, d, limit, out)

@@ -7,6 +7,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use glyd_columnar::delimited::{Style, LINES};
+use glyd_columnar::fields::{self, FIELDS};
 use glyd_columnar::{rebuild, sniff, ArchiveReader, Dialect, Format, RecordWriter, WriteOptions};
 use glyd_core::Level;
 use proptest::prelude::*;
@@ -64,7 +65,8 @@ fn corpus_logs_and_csvs_round_trip_and_beat_plain_compression() {
         let src = std::fs::read(&path).unwrap();
         let name = path.file_name().unwrap().to_string_lossy().to_string();
         let d = sniff(&src, true).unwrap_or_else(|| panic!("{name} not sniffed"));
-        let want = if name.ends_with(".csv") { b',' } else { LINES };
+        // Every loghub log opens its lines with fields (a date, a time, a level).
+        let want = if name.ends_with(".csv") { b',' } else { FIELDS };
         assert_eq!(
             d.delimiter, want,
             "{name} sniffed as {:?}",
@@ -147,14 +149,19 @@ proptest! {
             prop_oneof![
                 Just(b','), Just(b'"'), Just(b'\n'), Just(b'\r'), Just(b'1'), Just(b'0'),
                 Just(b'-'), Just(b'.'), Just(b'a'), Just(b'\t'), Just(0xC3), Just(0xA9),
+                Just(b' '), Just(0x01), Just(0),
             ],
             0..600,
         ),
         columns in 1usize..5,
-        delimiter in prop_oneof![Just(b','), Just(b'\t'), Just(LINES)],
+        delimiter in prop_oneof![Just(b','), Just(b'\t'), Just(LINES), Just(FIELDS)],
         piece in 1usize..200,
     ) {
-        let d = if delimiter == LINES { Dialect::lines() } else { dialect(delimiter, columns, None) };
+        let d = match delimiter {
+            LINES => Dialect::lines(),
+            FIELDS => fields::dialect(columns),
+            _ => dialect(delimiter, columns, None),
+        };
         let opts = WriteOptions { level: Level::Fast, threads: 1, row_group_size: 1 << 10 };
         check(&src, d, &opts, piece);
     }
@@ -190,6 +197,40 @@ proptest! {
         let d = sniff(&src, true).unwrap_or_else(|| dialect(b',', 3, Some(b"id,amount,note\n")));
         let opts = WriteOptions { level: Level::Max, threads: 2, row_group_size: 2 << 10 };
         check(&src, d, &opts, 4096);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+
+    /// Log lines of a date, a time, a padded process id, a level and a message, with odd
+    /// spacing, short lines, blank lines and CRLF ends, under the layout glyd chooses.
+    #[test]
+    fn generated_log_lines_round_trip(
+        rows in proptest::collection::vec(
+            (0u32..86_400_000, 1u32..99_999, 0usize..4, "[a-z=0-9 ]{0,20}", 0u8..10),
+            1..120,
+        ),
+        piece in 1usize..700,
+    ) {
+        let mut src = Vec::new();
+        for (ms, pid, level, msg, odd) in &rows {
+            let (s, ms) = (ms / 1000, ms % 1000);
+            let line = format!(
+                "2024-03-17 {:02}:{:02}:{:02}.{ms:03} {pid:>5} {} {msg}",
+                s / 3600, s / 60 % 60, s % 60, ["I", "W", "E", "D"][*level]
+            );
+            match odd {
+                0 => src.extend_from_slice(&line.as_bytes()[..line.len() / 3]),
+                1 => src.extend_from_slice(format!("  {line}\t").as_bytes()),
+                2 => {}
+                _ => src.extend_from_slice(line.as_bytes()),
+            }
+            src.extend_from_slice(if *odd == 3 { b"\r\n" } else { b"\n" });
+        }
+        let d = glyd_columnar::detect(&src, true).unwrap_or(Format::Delimited(Dialect::lines()));
+        let opts = WriteOptions { level: Level::Fast, threads: 2, row_group_size: 1 << 10 };
+        check(&src, d, &opts, piece);
     }
 }
 
@@ -411,7 +452,9 @@ fn detection_picks_the_right_format_on_every_corpus_file() {
         let ok = match &got {
             Format::Sql => name.ends_with(".sql"),
             Format::Delimited(d) if d.delimiter == b',' => name.ends_with(".csv"),
-            Format::Delimited(d) if d.delimiter == LINES => name.ends_with(".log"),
+            Format::Delimited(d) if [LINES, FIELDS].contains(&d.delimiter) => {
+                name.ends_with(".log")
+            }
             Format::Delimited(_) => false,
         };
         assert!(ok, "{name} detected as {got:?}");

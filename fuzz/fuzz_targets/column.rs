@@ -40,9 +40,10 @@ fuzz_target!(|input: &[u8]| {
             Column::Typed { link: Some(_), .. } | Column::Text { follows: Some(_), .. }
         );
         let col = if linked {
-            // Linked: resolve against a base column (index 0) of values from the input.
+            // Linked: resolve against a base column (index 0) of values from the input, of
+            // this column's kind where typed (a text column may follow integers).
             let base = Column::Typed {
-                kind,
+                kind: if kind == Kind::Text { Kind::Int } else { kind },
                 flags: None,
                 values: (0..rows)
                     .map(|i| {

@@ -2,7 +2,7 @@
 """Record mode beside its peers, on the same files: `glyd -r` (the default level) against
 `zstd -19`, the published Glyd codec's `max` level with records (`pip install glyd`:
 `glyd.compress(data, level="max", records=True)`) and, for CSV tables, Parquet with zstd
-level 3 (pyarrow, read with its default CSV type inference). Every glyd archive is decoded
+level 3 (pyarrow, read with its default CSV or JSON type inference). Every glyd archive is decoded
 with `glyd -d` and compared with its input first. Prints Markdown: one row per file with
 sizes and ratios, then geometric means of ours against each peer per group.
 
@@ -27,14 +27,15 @@ def peer_glyd(data):
 
 
 def parquet_zstd3(path):
-    if not path.endswith(".csv"):
+    if not path.endswith((".csv", ".jsonl")):
         return None
     try:
         import pyarrow.csv as pc
+        import pyarrow.json as pj
         import pyarrow.parquet as pq
     except ImportError:
         return None
-    table = pc.read_csv(path)
+    table = pc.read_csv(path) if path.endswith(".csv") else pj.read_json(path)
     out = path + ".bench.parquet"
     try:
         pq.write_table(table, out, compression="zstd", compression_level=3)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Record mode's numbers, committed as docs/benchmarks/records.md: sizes beside zstd -19, the
 # published Glyd codec (records) and Parquet on the loghub logs and CSVs, the sakila COPY dump
-# and TPC-H lineitem; then `glyd -b -r` speeds on lineitem (1 and all threads, with reading two
+# and TPC-H lineitem and orders (CSV and JSON lines); then `glyd -b -r` speeds on lineitem (1 and all threads, with reading two
 # columns as Arrow beside a full rebuild).
 #
 #   bash benches/records.sh            # RUNS=3 by default
@@ -32,13 +32,15 @@ tmp=$(mktemp)
   echo "\`python3 benches/records.py\` on the same files: every archive is rebuilt with \`glyd -d\`"
   echo "and compared with its input first. zstd is the CLI ($(zstd --version | head -1)); Glyd is"
   echo "\`glyd.compress(data, level=\"max\", records=True)\` (pip package $(python3 -c 'import importlib.metadata as m; print(m.version("glyd"))' 2>/dev/null || echo 'not installed'));"
-  echo "Parquet is pyarrow $(python3 -c 'import pyarrow; print(pyarrow.__version__)' 2>/dev/null || echo '(not installed)') with zstd level 3, from its default CSV type inference."
+  echo "Parquet is pyarrow $(python3 -c 'import pyarrow; print(pyarrow.__version__)' 2>/dev/null || echo '(not installed)') with zstd level 3, from its default CSV or JSON type inference."
   echo
   python3 benches/records.py --glyd "$glyd" \
     --group "loghub logs" $corpus/loghub/*.log \
     --group "loghub CSVs" $corpus/loghub/*.csv \
     --group "sakila COPY dump" $corpus/sakila/postgres-sakila-insert-data-using-copy.sql \
-    --group "TPC-H lineitem CSV" "$big/lineitem.csv" | sed "s|$big/||"
+    --group "TPC-H lineitem CSV" "$big/lineitem.csv" \
+    --group "TPC-H orders CSV" "$big/orders.csv" \
+    --group "TPC-H JSON lines" "$big/lineitem.jsonl" "$big/orders.jsonl" | sed "s|$big/||"
   echo
   echo "## Speed on lineitem"
   echo

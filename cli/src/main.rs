@@ -22,6 +22,11 @@ use progress::{human_bytes, Tracked, Ui};
 /// File-name suffix of compressed files.
 const SUFFIX: &str = ".glyd";
 
+/// mimalloc keeps freed memory for reuse: each row group and block allocates large buffers,
+/// which the system allocator hands back to the kernel and then faults in afresh.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     let args = Args::from_env();
     let ui = Ui::new(args.quiet(), args.verbose);

@@ -38,6 +38,7 @@ tmp=$(mktemp)
     --group "loghub logs" $corpus/loghub/*.log \
     --group "loghub CSVs" $corpus/loghub/*.csv \
     --group "sakila COPY dump" $corpus/sakila/postgres-sakila-insert-data-using-copy.sql \
+    --group "sakila as INSERT lines" "$big/sakila-inserts-pg.sql" "$big/sakila-inserts-mysql.sql" \
     --group "TPC-H lineitem CSV" "$big/lineitem.csv" \
     --group "TPC-H orders CSV" "$big/orders.csv" \
     --group "TPC-H JSON lines" "$big/lineitem.jsonl" "$big/orders.jsonl" | sed "s|$big/||"

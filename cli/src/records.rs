@@ -8,6 +8,7 @@ use std::path::Path;
 
 use anyhow::{Context, Result};
 use glyd_columnar::column::Coding;
+use glyd_columnar::delimited::Style;
 use glyd_columnar::sql::Table;
 use glyd_columnar::{detect, sniff_with, ArchiveReader, Format, RecordWriter, WriteOptions};
 use glyd_core::{Encoder, Options};
@@ -227,38 +228,48 @@ fn describe_table(
     groups: &[(usize, &glyd_columnar::rowgroup::RowGroupMeta)],
 ) -> Result<()> {
     let d = &table.dialect;
-    if d.delimiter == glyd_columnar::delimited::LINES {
-        let _ = writeln!(o, "  lines of text, as templates and variables");
-    } else if d.style == glyd_columnar::delimited::Style::Fields {
-        let _ = writeln!(
-            o,
-            "  log lines: {} leading fields and a message",
-            d.columns - 1
-        );
-    } else if d.style == glyd_columnar::delimited::Style::Json {
-        let _ = writeln!(o, "  JSON lines: {} keys, each a column", d.columns);
-    } else {
-        let delim = match d.delimiter {
-            b'\t' => "tab".to_string(),
-            c => format!("'{}'", c as char),
-        };
-        let style = match d.style {
-            glyd_columnar::delimited::Style::Csv => "delimited text",
-            glyd_columnar::delimited::Style::Copy => "PostgreSQL COPY text",
-            glyd_columnar::delimited::Style::Json | glyd_columnar::delimited::Style::Fields => {
-                unreachable!("shaped rows are described above")
-            }
-        };
-        let _ = writeln!(
-            o,
-            "  {style}: delimiter {delim}, {} columns, {}",
-            d.columns,
-            if d.header.is_some() {
-                "header row"
+    match d.style {
+        _ if d.delimiter == glyd_columnar::delimited::LINES => {
+            let _ = writeln!(o, "  lines of text, as templates and variables");
+        }
+        Style::Fields => {
+            let _ = writeln!(
+                o,
+                "  log lines: {} leading fields and a message",
+                d.columns - 1
+            );
+        }
+        Style::Json => {
+            let _ = writeln!(o, "  JSON lines: {} keys, each a column", d.columns);
+        }
+        Style::Sql => {
+            let _ = writeln!(
+                o,
+                "  INSERT statements: {} values a row, each a column",
+                d.columns
+            );
+        }
+        Style::Csv | Style::Copy => {
+            let delim = match d.delimiter {
+                b'\t' => "tab".to_string(),
+                c => format!("'{}'", c as char),
+            };
+            let style = if d.style == Style::Csv {
+                "delimited text"
             } else {
-                "no header row"
-            }
-        );
+                "PostgreSQL COPY text"
+            };
+            let _ = writeln!(
+                o,
+                "  {style}: delimiter {delim}, {} columns, {}",
+                d.columns,
+                if d.header.is_some() {
+                    "header row"
+                } else {
+                    "no header row"
+                }
+            );
+        }
     }
     let exceptions: u64 = groups
         .iter()

@@ -462,6 +462,44 @@ fn sql_dump_tables_inspect_and_cat() {
         "{\"staff_id\":1,\"picture\":null,\"last_update\":\"2006-02-15 04:57:16\"}\n\
          {\"staff_id\":2,\"picture\":null,\"last_update\":\"2006-02-15 04:57:16\"}\n"
     );
+
+    // INSERT statements make tables too, one row per tuple.
+    let mut inserts = b"SET x = 1;\n".to_vec();
+    for i in 0..300 {
+        inserts.extend_from_slice(
+            format!(
+                "INSERT INTO public.city (city_id, city, note) VALUES ({i}, 'City {}', NULL), ({}, 'O''Town', '2006-02-15 04:45:25');\n",
+                i % 7,
+                i + 1000
+            )
+            .as_bytes(),
+        );
+    }
+    std::fs::write(d.join("inserts.sql"), &inserts).unwrap();
+    let o = run(&["-r", "--format", "sql", "inserts.sql"], d);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(run(&["-dc", "inserts.sql.glyd"], d).stdout, inserts);
+    let text = String::from_utf8(run(&["inspect", "inserts.sql.glyd"], d).stdout).unwrap();
+    for want in ["table public.city: 600 rows", "INSERT statements: 3 values"] {
+        assert!(text.contains(want), "inspect lacks {want}:\n{text}");
+    }
+    let o = run(
+        &[
+            "cat",
+            "--table",
+            "public.city",
+            "--columns",
+            "city",
+            "inserts.sql.glyd",
+        ],
+        d,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = String::from_utf8(o.stdout).unwrap();
+    assert_eq!(
+        text.lines().take(3).collect::<Vec<_>>(),
+        ["city", "City 0", "O''Town"]
+    );
 }
 
 #[test]

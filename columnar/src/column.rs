@@ -50,6 +50,9 @@ pub enum Style {
     Json,
     /// Log fields: bare values between whitespace that each row's shape keeps; no nulls.
     Fields,
+    /// SQL `INSERT ... VALUES` literals: strings between single quotes with their escapes kept
+    /// as spelled, `NULL` is a null.
+    Sql,
 }
 
 impl Style {
@@ -60,12 +63,21 @@ impl Style {
             Style::Copy => b"\\N",
             Style::Json => b"null",
             Style::Fields => b"",
+            Style::Sql => b"NULL",
+        }
+    }
+
+    /// The quote around a quoted value.
+    pub fn quote(self) -> u8 {
+        match self {
+            Style::Sql => b'\'',
+            _ => b'"',
         }
     }
 
     /// Whether rows are laid out by shapes (see [`crate::shape`]) rather than delimiters.
     pub fn shaped(self) -> bool {
-        matches!(self, Style::Json | Style::Fields)
+        matches!(self, Style::Json | Style::Fields | Style::Sql)
     }
 
     /// Whether an empty bare value in a typed column is a null (rather than making the
@@ -1515,7 +1527,7 @@ impl ColumnWriter<'_> {
                     };
                     let quoted = spelled && flag == QUOTED;
                     if quoted {
-                        out.push(b'"');
+                        out.push(self.style.quote());
                     }
                     // Values are stored for present rows only, in row order.
                     let v = values[self.next_present];
@@ -1528,7 +1540,7 @@ impl ColumnWriter<'_> {
                         Kind::Text => unreachable!(),
                     }
                     if quoted {
-                        out.push(b'"');
+                        out.push(self.style.quote());
                     }
                 } else if spelled && flag == NULL {
                     out.extend_from_slice(self.style.null());
@@ -1555,9 +1567,9 @@ impl ColumnWriter<'_> {
                     }
                     out.push(b'"');
                 } else if spelled && flag == QUOTED {
-                    out.push(b'"');
+                    out.push(self.style.quote());
                     out.extend_from_slice(v);
-                    out.push(b'"');
+                    out.push(self.style.quote());
                 } else if spelled && flag == NULL {
                     out.extend_from_slice(self.style.null());
                 } else {

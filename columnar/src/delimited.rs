@@ -58,6 +58,7 @@ impl Dialect {
             Style::Copy => 1,
             Style::Json => 2,
             Style::Fields => 3,
+            Style::Sql => 4,
         });
         put_varint(out, self.columns as u64);
         put_prefixed(out, self.header.as_deref().unwrap_or_default());
@@ -73,6 +74,7 @@ impl Dialect {
             1 => Style::Copy,
             2 => Style::Json,
             3 => Style::Fields,
+            4 => Style::Sql,
             s => return Err(c.corrupt(format!("unknown field style {s}"))),
         };
         // Each column name costs at least one byte of the descriptor.
@@ -243,6 +245,7 @@ pub fn shred(src: &[u8], d: &Dialect) -> Shredded {
     match d.style {
         Style::Json => return crate::json::shred(src, d),
         Style::Fields => return crate::fields::shred(src, d),
+        Style::Sql => return crate::sql::shred_inserts(src, d),
         Style::Csv | Style::Copy => {}
     }
     let mut out = Shredded {

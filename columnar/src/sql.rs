@@ -1,10 +1,17 @@
 //! SQL dumps: each PostgreSQL `COPY name (a, b, ...) FROM stdin;` block becomes rows of a table
-//! of its own (tab-separated COPY text: no quoting, `\N` for null), while every other line —
-//! DDL, `SET`, `SELECT setval(...)`, comments, the `COPY` line itself and the `\.` that ends a
-//! block — stays a line of text in the statements table, table 0. The archive keeps the input
-//! as a sequence of segments, each a run of rows of one table; rebuilding writes them in order.
+//! of its own (tab-separated COPY text: no quoting, `\N` for null), and so does each table that
+//! `INSERT INTO name [(a, b, ...)] VALUES (...), (...);` lines fill (one row per tuple; the
+//! statement's text and spacing go to the rows' shapes; PostgreSQL and MySQL quoting). Every
+//! other line — DDL, `SET`, `SELECT setval(...)`, comments, the `COPY` line itself and the `\.`
+//! that ends a block, an INSERT that is not all literals — stays a line of text in the
+//! statements table, table 0. The archive keeps the input as a sequence of segments, each a
+//! run of rows of one table; rebuilding writes them in order.
 
-use crate::delimited::{Dialect, Style};
+use std::ops::Range;
+
+use crate::column::{RawColumn, BARE, NULL, QUOTED};
+use crate::delimited::{Dialect, Shredded, Style};
+use crate::shape::{line_at, Shape, ShapeIndex};
 
 /// Name of table 0 of a SQL archive: the lines that are not COPY data.
 pub const STATEMENTS: &str = "statements";
@@ -100,10 +107,257 @@ fn copy_dialect(columns: &[String], first_row: &[u8]) -> Dialect {
     }
 }
 
+/// The delimiter byte of an INSERT table's dialect (a marker: values sit between the
+/// statement's punctuation, which the rows' shapes keep).
+pub const INSERT: u8 = b'(';
+
+/// One tuple of an INSERT line: each value's span and flag (a string's span is inside its
+/// quotes, escapes as written), and the span of the text before each value and after the last.
+struct Tuple {
+    values: Vec<(Range<usize>, u8)>,
+    seps: Vec<Range<usize>>,
+    tail: Range<usize>,
+}
+
+/// An INSERT line (without its line end) parsed: the table name as spelled, the listed
+/// columns (unquoted; empty when none), and its tuples, which cover the line.
+struct Insert {
+    name: String,
+    columns: Vec<String>,
+    tuples: Vec<Tuple>,
+}
+
+fn skip_space(b: &[u8], mut i: usize) -> usize {
+    while i < b.len() && b[i].is_ascii_whitespace() {
+        i += 1;
+    }
+    i
+}
+
+/// Whether `b[i..]` starts with the keyword `k` (any case).
+fn keyword(b: &[u8], i: usize, k: &str) -> bool {
+    b.len() >= i + k.len() && b[i..i + k.len()].eq_ignore_ascii_case(k.as_bytes())
+}
+
+/// The end (past the closing quote) of the quoted identifier or string opening at `i`, where
+/// a doubled quote stands for one and, with `backslash`, a backslash escapes the next byte.
+fn quoted_end(b: &[u8], i: usize, backslash: bool) -> Option<usize> {
+    let q = b[i];
+    let mut j = i + 1;
+    loop {
+        match *b.get(j)? {
+            c if c == q && b.get(j + 1) == Some(&q) => j += 2,
+            c if c == q => return Some(j + 1),
+            b'\\' if backslash => j += 2,
+            _ => j += 1,
+        }
+    }
+}
+
+/// The end of the (possibly quoted, possibly schema-qualified) name starting at `i`.
+fn name_end(b: &[u8], mut i: usize) -> Option<usize> {
+    let start = i;
+    while i < b.len() && !b[i].is_ascii_whitespace() && b[i] != b'(' {
+        i = match b[i] {
+            b'"' | b'`' => quoted_end(b, i, false)?,
+            _ => i + 1,
+        };
+    }
+    (i > start).then_some(i)
+}
+
+/// One literal at `i` (after any space): its span, flag and end. A string keeps its inside
+/// as spelled; `NULL` is a null; anything else is a bare token (a number, `TRUE`, `DEFAULT`).
+fn literal(b: &[u8], i: usize, backslash: bool) -> Option<(Range<usize>, u8, usize)> {
+    match *b.get(i)? {
+        b'\'' => {
+            let end = quoted_end(b, i, backslash)?;
+            Some((i + 1..end - 1, QUOTED, end))
+        }
+        _ => {
+            let n = b[i..]
+                .iter()
+                .take_while(|&&c| !c.is_ascii_whitespace() && !b",()'\"`;".contains(&c))
+                .count();
+            match &b[i..i + n] {
+                [] => None,
+                b"NULL" => Some((i..i, NULL, i + n)),
+                _ => Some((i..i + n, BARE, i + n)),
+            }
+        }
+    }
+}
+
+/// Parses `INSERT INTO name [(columns)] VALUES (literal, ...), ...;` with `backslash`
+/// escapes in strings or without: the whole line or nothing.
+fn parse_insert_with(b: &[u8], backslash: bool) -> Option<Insert> {
+    if !keyword(b, 0, "INSERT INTO ") {
+        return None;
+    }
+    let at = skip_space(b, 12);
+    let end = name_end(b, at)?;
+    let name = std::str::from_utf8(&b[at..end]).ok()?.to_string();
+    let mut i = skip_space(b, end);
+    let mut columns = Vec::new();
+    if b.get(i) == Some(&b'(') {
+        let close = i + memchr::memchr(b')', &b[i..])?;
+        let list = std::str::from_utf8(&b[i + 1..close]).ok()?;
+        columns = list
+            .split(',')
+            .map(|c| unquote(c.trim().trim_matches('`')))
+            .collect();
+        if columns.iter().any(String::is_empty) {
+            return None;
+        }
+        i = skip_space(b, close + 1);
+    }
+    if !keyword(b, i, "VALUES") {
+        return None;
+    }
+    i += 6;
+    let mut tuples = Vec::new();
+    let mut cut = 0;
+    loop {
+        i = skip_space(b, i);
+        if b.get(i) != Some(&b'(') {
+            return None;
+        }
+        let mut t = Tuple {
+            values: Vec::new(),
+            seps: Vec::new(),
+            tail: 0..0,
+        };
+        let mut prev = cut;
+        i += 1;
+        loop {
+            let v = skip_space(b, i);
+            let (span, flag, end) = literal(b, v, backslash)?;
+            t.seps.push(prev..v);
+            t.values.push((span, flag));
+            prev = end;
+            i = skip_space(b, end);
+            match b.get(i) {
+                Some(b',') => i += 1,
+                Some(b')') => break,
+                _ => return None,
+            }
+        }
+        if tuples
+            .first()
+            .is_some_and(|f: &Tuple| f.values.len() != t.values.len())
+        {
+            return None;
+        }
+        i = skip_space(b, i + 1);
+        match b.get(i) {
+            Some(b',') => {
+                t.tail = prev..i;
+                cut = i;
+                i += 1;
+                tuples.push(t);
+            }
+            Some(b';') if skip_space(b, i + 1) == b.len() => {
+                t.tail = prev..b.len();
+                tuples.push(t);
+                return Some(Insert {
+                    name,
+                    columns,
+                    tuples,
+                });
+            }
+            _ => return None,
+        }
+    }
+}
+
+/// Parses an INSERT line of literals, with strings as standard SQL spells them (a quote
+/// doubled) or, failing that, as MySQL does (backslash escapes too).
+fn parse_insert(line: &[u8]) -> Option<Insert> {
+    parse_insert_with(line, false).or_else(|| parse_insert_with(line, true))
+}
+
+/// The dialect of an INSERT table of `arity` values per row; `None` when the statement lists
+/// a different number of columns.
+fn insert_dialect(columns: &[String], arity: usize) -> Option<Dialect> {
+    let names: Vec<String> = match columns.len() {
+        0 => (1..=arity).map(|i| format!("c{i}")).collect(),
+        n if n == arity => columns.to_vec(),
+        _ => return None,
+    };
+    Some(Dialect {
+        delimiter: INSERT,
+        style: Style::Sql,
+        columns: arity,
+        header: None,
+        names,
+    })
+}
+
+/// Shreds the INSERT lines of a table of dialect `d`: a row per tuple, laid out by its shape
+/// (the statement's text before the first tuple goes to its first row, the `;` to its last).
+/// Only the last row of a line ends with the line's terminator. A line that does not parse
+/// into tuples of the table's width goes to the exceptions.
+pub fn shred_inserts(src: &[u8], d: &Dialect) -> Shredded {
+    let mut out = Shredded {
+        columns: vec![RawColumn::default(); d.columns],
+        ..Shredded::default()
+    };
+    let mut index = ShapeIndex::default();
+    let utf8 = std::str::from_utf8(src).is_ok();
+    let mut p = 0;
+    while p < src.len() {
+        let (start, (line, term, next)) = (p, line_at(src, p));
+        p = next;
+        let parsed = (utf8 || std::str::from_utf8(line).is_ok())
+            .then(|| parse_insert(line))
+            .flatten()
+            .filter(|ins| ins.tuples[0].values.len() == d.columns);
+        let Some(ins) = parsed else {
+            out.exceptions
+                .push(out.terminators.len() as u64, &src[start..next]);
+            continue;
+        };
+        // Shapes first: a line whose shapes overflow the row group's limit stays whole.
+        let ids: Option<Vec<u32>> = ins
+            .tuples
+            .iter()
+            .map(|t| {
+                let shape = Shape {
+                    fields: (0..t.seps.len())
+                        .map(|c| (c as u32, line[t.seps[c].clone()].to_vec()))
+                        .collect(),
+                    tail: line[t.tail.clone()].to_vec(),
+                };
+                index.intern(shape, &mut out.shapes)
+            })
+            .collect();
+        let Some(ids) = ids else {
+            out.exceptions
+                .push(out.terminators.len() as u64, &src[start..next]);
+            continue;
+        };
+        let last = ins.tuples.len() - 1;
+        for (k, (t, id)) in ins.tuples.iter().zip(ids).enumerate() {
+            for (col, (span, flag)) in out.columns.iter_mut().zip(&t.values) {
+                col.push(&line[span.clone()], *flag);
+            }
+            out.shapes.ids.push(id);
+            out.terminators.push(if k == last {
+                term
+            } else {
+                crate::delimited::NONE
+            });
+        }
+    }
+    out
+}
+
 /// Where a [`Segmenter`] is in the dump.
 #[derive(Clone, Debug)]
 enum State {
     Statements,
+    /// Among INSERT lines into this table.
+    Inserts(usize),
     /// After a COPY line, before the block's first row (which picks the table: a COPY line
     /// without a column list takes its width from it; an empty block has no table).
     CopyStart {
@@ -158,13 +412,8 @@ impl Segmenter {
                     .unwrap_or(&buf[start..next]),
             );
             self.state = match std::mem::replace(&mut self.state, State::Statements) {
-                State::Statements => match parse_copy(line) {
-                    Some((name, columns)) => {
-                        self.close(0, next);
-                        State::CopyStart { name, columns }
-                    }
-                    None => State::Statements,
-                },
+                State::Statements => self.statement_line(0, line, start, next),
+                State::Inserts(t) => self.statement_line(t, line, start, next),
                 State::CopyStart { .. } if line == b"\\." => State::Statements,
                 State::Copy(t) if line == b"\\." => {
                     self.close(t, start);
@@ -179,9 +428,37 @@ impl Segmenter {
         }
     }
 
+    /// The state after `line` (`start..next` of the buffer), read outside COPY data while
+    /// the open segment is of table `open` (0, or an INSERT table).
+    fn statement_line(&mut self, open: usize, line: &[u8], start: usize, next: usize) -> State {
+        if let Some((name, columns)) = parse_copy(line) {
+            if open != 0 {
+                self.close(open, start);
+            }
+            self.close(0, next);
+            return State::CopyStart { name, columns };
+        }
+        let table = parse_insert(line).and_then(|ins| {
+            let d = insert_dialect(&ins.columns, ins.tuples[0].values.len())?;
+            Some(self.table_with(ins.name, d))
+        });
+        let now = table.unwrap_or(0);
+        if now != open {
+            self.close(open, start);
+        }
+        match table {
+            Some(t) => State::Inserts(t),
+            None => State::Statements,
+        }
+    }
+
     /// The index of the table `name` with these columns, defined now if new.
     fn table_for(&mut self, name: String, columns: &[String], first_row: &[u8]) -> usize {
-        let dialect = copy_dialect(columns, first_row);
+        self.table_with(name, copy_dialect(columns, first_row))
+    }
+
+    /// The index of the table `name` of `dialect`, defined now if new.
+    fn table_with(&mut self, name: String, dialect: Dialect) -> usize {
         if let Some(i) = self
             .tables
             .iter()
@@ -210,7 +487,7 @@ impl Segmenter {
         }
         if self.scanned > start {
             let open = match self.state {
-                State::Copy(t) => t,
+                State::Copy(t) | State::Inserts(t) => t,
                 _ => 0,
             };
             out.push((open, start..self.scanned));
@@ -273,6 +550,106 @@ mod tests {
         assert_eq!(s.tables[1].dialect.style, Style::Copy);
         s.consumed(segs[2].1.end);
         assert_eq!(s.segments()[0], (2, 0..6));
+    }
+
+    /// The rows an INSERT line gives: per tuple, its values as (flag, text).
+    fn tuples(line: &str) -> Option<Vec<Vec<(u8, String)>>> {
+        let b = line.as_bytes();
+        let ins = parse_insert(b)?;
+        Some(
+            ins.tuples
+                .iter()
+                .map(|t| {
+                    t.values
+                        .iter()
+                        .map(|(r, f)| (*f, line[r.clone()].to_string()))
+                        .collect()
+                })
+                .collect(),
+        )
+    }
+
+    #[test]
+    fn parses_insert_lines() {
+        let q = |s: &str| (QUOTED, s.to_string());
+        let bare = |s: &str| (BARE, s.to_string());
+        let null = (NULL, String::new());
+        assert_eq!(
+            tuples("INSERT INTO public.actor VALUES (1, 'PENELOPE', 'O''Neil', NULL);"),
+            Some(vec![vec![
+                bare("1"),
+                q("PENELOPE"),
+                q("O''Neil"),
+                null.clone()
+            ]])
+        );
+        // MySQL: backquoted names, many tuples, backslash escapes.
+        assert_eq!(
+            tuples(
+                "INSERT INTO `film` (`id`,`title`) VALUES (1,'It\\'s'),(2,'a\\\\'),(-3.5,'')  ;"
+            ),
+            Some(vec![
+                vec![bare("1"), q("It\\'s")],
+                vec![bare("2"), q("a\\\\")],
+                vec![bare("-3.5"), q("")],
+            ])
+        );
+        let ins = parse_insert(b"INSERT INTO `film` (`id`,`title`) VALUES (1,'x');").unwrap();
+        assert_eq!(
+            (ins.name.as_str(), &ins.columns[..]),
+            ("`film`", &["id".to_string(), "title".to_string()][..])
+        );
+        for bad in [
+            "INSERT INTO t VALUES (1, 2)",
+            "INSERT INTO t VALUES (1, 2); -- trailing",
+            "INSERT INTO t VALUES (1, 2), (3);",
+            "INSERT INTO t VALUES ('a'::text);",
+            "INSERT INTO t VALUES (E'a');",
+            "INSERT INTO t VALUES (now());",
+            "INSERT INTO t VALUES ();",
+            "INSERT INTO t SELECT 1;",
+            "INSERT INTO t VALUES ('unterminated);",
+        ] {
+            assert!(tuples(bad).is_none(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn inserts_become_tables_and_rebuild() {
+        let dump = concat!(
+            "SET x = 1;\n",
+            "INSERT INTO a VALUES (1, 'x', NULL);\n",
+            "INSERT INTO a VALUES (2,'y','2006-02-15 04:34:33'),(3, 'z''s', '2006-02-15 04:34:34');\r\n",
+            "INSERT INTO b (k) VALUES (7);\n",
+            "INSERT INTO a VALUES (now(), 'x', NULL);\n",
+            "INSERT INTO a VALUES (4, 'w', NULL);\n",
+        )
+        .as_bytes();
+        let mut s = Segmenter::default();
+        s.scan(dump, true);
+        let segs = s.segments();
+        let tables: Vec<usize> = segs.iter().map(|(t, _)| *t).collect();
+        assert_eq!(tables, [0, 1, 2, 0, 1]);
+        assert_eq!(s.tables[2].dialect.names, ["k"]);
+        assert_eq!(s.tables[1].dialect.style, Style::Sql);
+        let (_, rows) = &segs[1];
+        let d = &s.tables[1].dialect;
+        let shredded = shred_inserts(&dump[rows.clone()], d);
+        assert_eq!(shredded.rows(), 3);
+        assert!(shredded.exceptions.is_empty());
+        assert_eq!(shredded.columns[1].value(2), b"z''s");
+        assert_eq!(shredded.columns[2].flags, [NULL, QUOTED, QUOTED]);
+        assert_eq!(
+            shredded.terminators,
+            [
+                crate::delimited::LF,
+                crate::delimited::NONE,
+                crate::delimited::CRLF
+            ]
+        );
+        // A line of another width is kept whole.
+        let odd = b"INSERT INTO a VALUES (1, 2);\n";
+        assert_eq!(shred_inserts(odd, d).exceptions.len(), 1);
     }
 
     #[test]

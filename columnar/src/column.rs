@@ -713,12 +713,20 @@ pub fn resolve_links(columns: &mut [Option<Column>], rows: usize, max_text: usiz
                     waiting = true;
                     continue;
                 }
+                // Without nulls: no flags, or every row a value (quoted ones, in JSON).
                 Some(Some(Column::Typed {
                     kind: k,
-                    flags: None,
+                    flags,
                     values,
                     link: None,
-                })) if b != j && (*k == kind || matches!(link, Link::Ordered(_))) => values.clone(),
+                })) if b != j
+                    && (*k == kind || matches!(link, Link::Ordered(_)))
+                    && flags
+                        .as_ref()
+                        .is_none_or(|f| f.iter().all(|&x| has_value(x))) =>
+                {
+                    values.clone()
+                }
                 _ => {
                     return Err(bad(format!(
                         "column {j} is linked to column {b}, which is not a typed column \
@@ -1873,5 +1881,12 @@ mod tests {
             typed(vec![1, 2], None, Some(Link::Relative(0))),
         ];
         assert!(resolve_links(&mut nulls, 2, 1 << 20).is_err());
+        // Quoted values (JSON strings typed as dates) are values, not nulls.
+        let mut quoted = vec![
+            typed(vec![5, 6], Some(vec![QUOTED, BARE]), None),
+            typed(vec![1, 2], None, Some(Link::Relative(0))),
+        ];
+        resolve_links(&mut quoted, 2, 1 << 20).unwrap();
+        assert_eq!(values(&quoted[1]), [6, 8]);
     }
 }

@@ -73,6 +73,7 @@ fn corpus_logs_and_csvs_round_trip_and_beat_plain_compression() {
             d.delimiter as char
         );
         let archive = check(&src, d, &WriteOptions::default(), src.len());
+        assert_no_exceptions(&archive, &name);
         let plain = glyd_core::compress(&src, &glyd_core::Options::default()).unwrap();
         assert!(
             archive.len() < plain.len(),
@@ -275,6 +276,7 @@ fn sql_dump_insert_lines_become_typed_tables() {
         let src = copy_dump_as_inserts(&copy, rows_per_insert, mysql);
         assert!(glyd_columnar::detect(&src[..1 << 20], false) == Some(Format::Sql));
         let archive = check(&src, Format::Sql, &opts, 100_003);
+        assert_no_exceptions(&archive, payment);
         let r = ArchiveReader::from_bytes(archive.clone()).unwrap();
         let t = r.table_index(payment).unwrap();
         assert_eq!(r.tables()[t].dialect.style, Style::Sql);
@@ -415,6 +417,7 @@ fn sql_dump_copy_blocks_become_typed_tables() {
         row_group_size: 256 << 10,
     };
     let archive = check(&src, Format::Sql, &opts, 100_003);
+    assert_no_exceptions(&archive, "sakila");
     let r = ArchiveReader::from_bytes(archive.clone()).unwrap();
     let names: Vec<&str> = r.tables().iter().map(|t| t.name.as_str()).collect();
     assert_eq!(names.len(), 16, "{names:?}");
@@ -522,6 +525,7 @@ fn json_lines_sniff_and_round_trip() {
         };
         assert_eq!(d.style, Style::Json);
         let archive = check(&src, f, &WriteOptions::default(), 10_007);
+        assert_no_exceptions(&archive, &path.display().to_string());
         let plain = glyd_core::compress(&src, &glyd_core::Options::default()).unwrap();
         assert!(
             archive.len() < plain.len(),
@@ -531,6 +535,48 @@ fn json_lines_sniff_and_round_trip() {
             plain.len()
         );
     }
+}
+
+/// Asserts that every row of `archive` was shredded: no row group kept any input verbatim
+/// (a row group whose columns failed to rebuild is stored whole as an exception).
+fn assert_no_exceptions(archive: &[u8], name: &str) {
+    let r = ArchiveReader::from_bytes(archive.to_vec()).unwrap();
+    for g in r.row_groups() {
+        assert!(
+            g.row_streams
+                .iter()
+                .all(|s| s.role != glyd_columnar::rowgroup::RowRole::ExceptionBytes as u8),
+            "{name}: row group at {} holds exceptions",
+            g.offset
+        );
+    }
+}
+
+#[test]
+fn json_lines_of_quoted_dates_link_and_round_trip() {
+    // TPC-H lineitem as JSON lines writes dates as strings: typed, quoted, and the receipt
+    // date coded against the ship date.
+    let mut src = Vec::new();
+    for i in 0..3000u32 {
+        src.extend_from_slice(
+            format!(
+                "{{\"key\":{},\"ship\":\"1996-{:02}-{:02}\",\"receipt\":\"1996-{:02}-{:02}\",\"note\":\"n{}\"}}\n",
+                i * 7 % 3001,
+                i % 12 + 1,
+                i % 20 + 1,
+                i % 12 + 1,
+                i % 20 + 1 + i % 7,
+                i % 13
+            )
+            .as_bytes(),
+        );
+    }
+    let f = glyd_columnar::detect(&src, true).unwrap();
+    let archive = check(&src, f, &WriteOptions::default(), 4096);
+    assert_no_exceptions(&archive, "quoted dates");
+    let r = ArchiveReader::from_bytes(archive).unwrap();
+    let field = r.schema().field(2).clone();
+    assert_eq!(field.data_type(), &arrow_schema::DataType::Date32);
 }
 
 proptest! {

@@ -7,6 +7,7 @@ mod list;
 mod output;
 mod progress;
 mod records;
+mod sql;
 
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
@@ -57,6 +58,12 @@ fn run(args: &Args, ui: Ui) -> Result<bool> {
             table,
             format,
         }) => return records::cat(file, table.as_deref(), columns, *format).map(|()| true),
+        Some(args::Command::Sql {
+            query,
+            files,
+            tables,
+            format,
+        }) => return sql::run(query, files, tables, *format).map(|()| true),
         None => {}
     }
     if args.bench {

@@ -531,3 +531,37 @@ fn log_lines_become_leading_fields_and_a_message() {
     let text = String::from_utf8(o.stdout).unwrap();
     assert_eq!(text.lines().nth(1), Some("081109"), "{}", &text[..100]);
 }
+
+#[test]
+fn sql_queries_record_archives() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("hdfs.csv"), std::fs::read(sample_csv()).unwrap()).unwrap();
+    assert!(run(&["-r", "hdfs.csv"], d).status.success());
+    let query = "SELECT \"Level\", count(*) AS n FROM hdfs GROUP BY \"Level\" ORDER BY n DESC";
+    let o = run(&["sql", query, "hdfs.csv.glyd"], d);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = String::from_utf8(o.stdout).unwrap();
+    assert!(text.contains("| Level | n    |"), "{text}");
+    assert!(text.contains("| INFO  | 1920 |"), "{text}");
+    let o = run(
+        &[
+            "sql",
+            "--format",
+            "csv",
+            "-t",
+            "logs=hdfs.csv.glyd",
+            "SELECT max(\"LineId\") AS last FROM logs",
+        ],
+        d,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(String::from_utf8(o.stdout).unwrap(), "last\n2000\n");
+    // Errors name what is wrong.
+    let o = run(&["sql", "SELECT nope FROM hdfs", "hdfs.csv.glyd"], d);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("nope"), "{}", stderr(&o));
+    let o = run(&["sql", "SELECT 1", "missing.glyd"], d);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("missing.glyd"), "{}", stderr(&o));
+}

@@ -1,0 +1,123 @@
+//! `glyd sql`: a SQL query over record archives, through DataFusion and the glyd-udf table
+//! providers, printed as an aligned table, CSV or JSON lines.
+
+use std::collections::BTreeMap;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::{bail, Context, Result};
+use datafusion::arrow::record_batch::RecordBatch;
+use datafusion::prelude::SessionContext;
+use glyd_udf::{register_glyd_tables, GlydTable};
+
+use crate::args::SqlFormat;
+use crate::records::write_or_quit;
+
+/// The table name a file gives: its name up to the first dot, lowercased, with anything but
+/// letters, digits and `_` as `_` (`HDFS_2k.log_structured.csv.glyd` is `hdfs_2k`).
+fn table_name(path: &Path) -> String {
+    let file = path
+        .file_name()
+        .map(|f| f.to_string_lossy())
+        .unwrap_or_default();
+    let stem = file.split('.').next().unwrap_or_default();
+    stem.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// Registers the tables: `files` named after themselves, `named` as `NAME=FILE`. Two tables
+/// of one name are an error that says how to tell them apart.
+fn register(ctx: &SessionContext, files: &[PathBuf], named: &[String]) -> Result<()> {
+    let mut seen: BTreeMap<String, PathBuf> = BTreeMap::new();
+    let mut add = |name: &str, path: &Path, explicit: bool| -> Result<()> {
+        let names = if explicit {
+            let table = GlydTable::open(path)?;
+            ctx.register_table(name, Arc::new(table))?;
+            vec![name.to_string()]
+        } else {
+            register_glyd_tables(ctx, name, path)?
+        };
+        for n in names {
+            if let Some(other) = seen.insert(n.clone(), path.to_path_buf()) {
+                bail!(
+                    "two tables named {n} ({} and {}): name one with -t NAME=FILE",
+                    other.display(),
+                    path.display()
+                );
+            }
+        }
+        Ok(())
+    };
+    for f in files {
+        add(&table_name(f), f, false)?;
+    }
+    for t in named {
+        let Some((name, file)) = t.split_once('=') else {
+            bail!("-t {t}: expected NAME=FILE");
+        };
+        add(name, Path::new(file), true)?;
+    }
+    if seen.is_empty() {
+        bail!("no tables: give record archives (FILE...) or -t NAME=FILE");
+    }
+    Ok(())
+}
+
+/// Runs `query` over the archives and prints the result in `format`.
+pub fn run(query: &str, files: &[PathBuf], named: &[String], format: SqlFormat) -> Result<()> {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the query runtime")?;
+    let batches: Vec<RecordBatch> = rt.block_on(async {
+        let ctx = SessionContext::new();
+        register(&ctx, files, named)?;
+        let df = ctx.sql(query).await?;
+        anyhow::Ok(df.collect().await?)
+    })?;
+    let mut out = Vec::new();
+    match format {
+        SqlFormat::Table => {
+            let text = datafusion::arrow::util::pretty::pretty_format_batches(&batches)?;
+            out.extend_from_slice(format!("{text}\n").as_bytes());
+        }
+        SqlFormat::Csv => {
+            let mut w = datafusion::arrow::csv::WriterBuilder::new()
+                .with_header(true)
+                .build(&mut out);
+            for b in &batches {
+                w.write(b)?;
+            }
+        }
+        SqlFormat::Jsonl => {
+            let mut w = datafusion::arrow::json::LineDelimitedWriter::new(&mut out);
+            for b in &batches {
+                w.write(b)?;
+            }
+            w.finish()?;
+        }
+    }
+    write_or_quit(&mut io::stdout().lock(), &out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tables_are_named_after_files() {
+        assert_eq!(
+            table_name(Path::new("dir/HDFS_2k.log_structured.csv.glyd")),
+            "hdfs_2k"
+        );
+        assert_eq!(table_name(Path::new("my-logs.glyd")), "my_logs");
+    }
+}

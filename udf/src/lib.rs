@@ -1,0 +1,70 @@
+//! glyd-udf: SQL over glyd record archives. A [`GlydTable`] is a DataFusion table provider over
+//! one table of a record archive: it reads the archive's footer and row group headers, keeps
+//! only the row groups whose column statistics a query's filters do not rule out, and decodes
+//! only the columns the query names, a row group at a time, in parallel partitions.
+//!
+//! ```no_run
+//! # async fn run() -> datafusion::error::Result<()> {
+//! use datafusion::prelude::SessionContext;
+//! use glyd_udf::GlydContext;
+//!
+//! let ctx = SessionContext::new();
+//! ctx.register_glyd("logs", "HDFS_2k.log_structured.csv.glyd")?;
+//! let df = ctx.sql("SELECT Level, count(*) FROM logs GROUP BY Level").await?;
+//! df.show().await?;
+//! # Ok(())
+//! # }
+//! ```
+
+mod prune;
+mod table;
+
+use std::path::Path;
+use std::sync::Arc;
+
+use datafusion::error::Result;
+use datafusion::prelude::SessionContext;
+
+pub use table::{GlydTable, ScanStats};
+
+/// Registering record archives with a DataFusion session.
+pub trait GlydContext {
+    /// Registers the one table of the record archive at `path` as `name`. An archive of a SQL
+    /// dump holds many tables: see [`register_glyd_tables`].
+    fn register_glyd(&self, name: &str, path: impl AsRef<Path>) -> Result<()>;
+}
+
+impl GlydContext for SessionContext {
+    fn register_glyd(&self, name: &str, path: impl AsRef<Path>) -> Result<()> {
+        self.register_table(name, Arc::new(GlydTable::open(path)?))?;
+        Ok(())
+    }
+}
+
+/// Registers every table of the record archive at `path`: a one-table archive as `name`, the
+/// tables of a SQL dump each under its own name without schema (`public.payment` as
+/// `payment`), lowercased. Returns the names registered.
+pub fn register_glyd_tables(
+    ctx: &SessionContext,
+    name: &str,
+    path: impl AsRef<Path>,
+) -> Result<Vec<String>> {
+    let tables = GlydTable::open_all(path)?;
+    let many = tables.len() > 1;
+    let mut names = Vec::with_capacity(tables.len());
+    for t in tables {
+        let n = if many {
+            let own = t.table_name();
+            own.rsplit('.')
+                .next()
+                .unwrap_or(own)
+                .trim_matches(['"', '`'])
+                .to_lowercase()
+        } else {
+            name.to_string()
+        };
+        ctx.register_table(n.as_str(), Arc::new(t))?;
+        names.push(n);
+    }
+    Ok(names)
+}

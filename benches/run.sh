@@ -12,7 +12,8 @@ corpus=../shared/corpus
 runs=${RUNS:-5}
 big=$(bash benches/corpus/make.sh)
 
-cargo build --profile bench -p glyd-cli >&2
+# Without the sql feature: DataFusion under fat LTO would take most of an hour to build.
+cargo build --profile bench -p glyd-cli --no-default-features >&2
 glyd=target/release/glyd
 [ -x target/bench/glyd ] && glyd=target/bench/glyd
 

@@ -7,6 +7,7 @@ mod list;
 mod output;
 mod progress;
 mod records;
+#[cfg(feature = "sql")]
 mod sql;
 
 use std::io::{self, Read, Write};
@@ -63,7 +64,15 @@ fn run(args: &Args, ui: Ui) -> Result<bool> {
             files,
             tables,
             format,
-        }) => return sql::run(query, files, tables, *format).map(|()| true),
+        }) => {
+            #[cfg(feature = "sql")]
+            return sql::run(query, files, tables, *format).map(|()| true);
+            #[cfg(not(feature = "sql"))]
+            {
+                let _ = (query, files, tables, format);
+                bail!("this glyd was built without the sql feature (cargo build -p glyd-cli --features sql)");
+            }
+        }
         None => {}
     }
     if args.bench {

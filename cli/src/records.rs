@@ -437,7 +437,7 @@ pub fn cat(path: &Path, table: Option<&str>, columns: &[String], format: CatForm
 }
 
 /// Writes, treating a closed pipe (`glyd cat ... | head`) as the reader having seen enough.
-pub fn write_or_quit(out: &mut impl Write, b: &[u8]) -> Result<()> {
+pub(crate) fn write_or_quit(out: &mut impl Write, b: &[u8]) -> Result<()> {
     match out.write_all(b) {
         Err(e) if e.kind() == io::ErrorKind::BrokenPipe => std::process::exit(0),
         r => Ok(r?),

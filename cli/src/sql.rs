@@ -77,11 +77,13 @@ pub fn run(query: &str, files: &[PathBuf], named: &[String], format: SqlFormat) 
         .enable_all()
         .build()
         .context("starting the query runtime")?;
+    // DataFusion's errors repeat their message in their source chain: keep the message only.
+    let flat = |e: datafusion::error::DataFusionError| anyhow::Error::msg(e.to_string());
     let batches: Vec<RecordBatch> = rt.block_on(async {
         let ctx = SessionContext::new();
         register(&ctx, files, named)?;
-        let df = ctx.sql(query).await?;
-        anyhow::Ok(df.collect().await?)
+        let df = ctx.sql(query).await.map_err(flat)?;
+        df.collect().await.map_err(flat)
     })?;
     let mut out = Vec::new();
     match format {

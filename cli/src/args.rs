@@ -232,7 +232,7 @@ pub enum Command {
         /// The query, e.g. "SELECT \"Level\", count(*) FROM logs GROUP BY 1"
         #[arg(value_name = "QUERY")]
         query: String,
-        /// Record archives (written by glyd -r)
+        /// Record archives (written by glyd -r), or folders of archives alike
         #[arg(value_name = "FILE")]
         files: Vec<PathBuf>,
         /// A table under a name of your choice (repeatable)

@@ -33,12 +33,13 @@ fn table_name(path: &Path) -> String {
         .collect()
 }
 
-/// Registers the tables: `files` named after themselves, `named` as `NAME=FILE`. Two tables
+/// Registers the tables: `files` (archives, or folders of archives alike) named after
+/// themselves, `named` as `NAME=FILE`. Two tables
 /// of one name are an error that says how to tell them apart.
 fn register(ctx: &SessionContext, files: &[PathBuf], named: &[String]) -> Result<()> {
     let mut seen: BTreeMap<String, PathBuf> = BTreeMap::new();
     let mut add = |name: &str, path: &Path, explicit: bool| -> Result<()> {
-        let names = if explicit {
+        let names = if explicit || path.is_dir() {
             let table = GlydTable::open(path)?;
             ctx.register_table(name, Arc::new(table))?;
             vec![name.to_string()]

@@ -557,6 +557,23 @@ fn sql_queries_record_archives() {
     );
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(String::from_utf8(o.stdout).unwrap(), "last\n2000\n");
+    // A folder of archives alike is one table.
+    std::fs::create_dir(d.join("parts")).unwrap();
+    for part in ["a.glyd", "b.glyd"] {
+        std::fs::copy(d.join("hdfs.csv.glyd"), d.join("parts").join(part)).unwrap();
+    }
+    let o = run(
+        &[
+            "sql",
+            "--format",
+            "csv",
+            "SELECT count(*) AS n FROM parts",
+            "parts",
+        ],
+        d,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(String::from_utf8(o.stdout).unwrap(), "n\n4000\n");
     // Errors name what is wrong.
     let o = run(&["sql", "SELECT nope FROM hdfs", "hdfs.csv.glyd"], d);
     assert!(!o.status.success());

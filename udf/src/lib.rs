@@ -25,19 +25,31 @@ use std::sync::Arc;
 use datafusion::error::Result;
 use datafusion::prelude::SessionContext;
 
-pub use table::{GlydTable, ScanStats};
+pub use table::{GlydTable, GlydTableFactory, ScanStats};
 
 /// Registering record archives with a DataFusion session.
 pub trait GlydContext {
-    /// Registers the one table of the record archive at `path` as `name`. An archive of a SQL
-    /// dump holds many tables: see [`register_glyd_tables`].
+    /// Registers the one table of the record archive at `path` (a file, or a folder of
+    /// archives alike) as `name`. An archive of a SQL dump holds many tables: see
+    /// [`register_glyd_tables`].
     fn register_glyd(&self, name: &str, path: impl AsRef<Path>) -> Result<()>;
+
+    /// Lets SQL create tables of archives: `CREATE EXTERNAL TABLE logs STORED AS GLYD
+    /// LOCATION 'dir/'`.
+    fn enable_glyd_tables(&self);
 }
 
 impl GlydContext for SessionContext {
     fn register_glyd(&self, name: &str, path: impl AsRef<Path>) -> Result<()> {
         self.register_table(name, Arc::new(GlydTable::open(path)?))?;
         Ok(())
+    }
+
+    fn enable_glyd_tables(&self) {
+        self.state_ref()
+            .write()
+            .table_factories_mut()
+            .insert("GLYD".into(), Arc::new(GlydTableFactory));
     }
 }
 

@@ -11,11 +11,13 @@ use async_trait::async_trait;
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::arrow::record_batch::{RecordBatch, RecordBatchOptions};
 use datafusion::catalog::Session;
+use datafusion::catalog::TableProviderFactory;
 use datafusion::common::stats::Precision;
 use datafusion::common::Statistics;
 use datafusion::datasource::{TableProvider, TableType};
 use datafusion::error::{DataFusionError, Result};
 use datafusion::execution::TaskContext;
+use datafusion::logical_expr::CreateExternalTable;
 use datafusion::logical_expr::{Expr, TableProviderFilterPushDown};
 use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
 use datafusion::physical_plan::streaming::{PartitionStream, StreamingTableExec};
@@ -26,7 +28,7 @@ use crate::prune;
 
 /// What the last scan of a table planned to read: how many row groups it kept of how many,
 /// and the stored bytes of the projected columns' chunks in those row groups beside the
-/// archive's size.
+/// archives' size.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ScanStats {
     pub row_groups: usize,
@@ -35,11 +37,17 @@ pub struct ScanStats {
     pub archive_bytes: u64,
 }
 
-/// One table of a record archive as a DataFusion table.
-pub struct GlydTable {
+/// One table of one record archive.
+#[derive(Clone)]
+struct Source {
     archive: Arc<ArchiveReader>,
     path: PathBuf,
     table: usize,
+}
+
+/// A table of one or more record archives (a folder of them, alike) as a DataFusion table.
+pub struct GlydTable {
+    sources: Vec<Source>,
     schema: SchemaRef,
     last_scan: Arc<Mutex<ScanStats>>,
 }
@@ -47,7 +55,7 @@ pub struct GlydTable {
 impl fmt::Debug for GlydTable {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("GlydTable")
-            .field("path", &self.path)
+            .field("files", &self.sources.len())
             .field("table", &self.table_name())
             .finish()
     }
@@ -58,23 +66,85 @@ fn external(path: &Path, e: impl fmt::Display) -> DataFusionError {
     DataFusionError::External(format!("{}: {e}", path.display()).into())
 }
 
+/// The record archives at `path`: the file, or the `*.glyd` files of the folder, by name.
+fn archive_paths(path: &Path) -> Result<Vec<PathBuf>> {
+    if !path.is_dir() {
+        return Ok(vec![path.to_path_buf()]);
+    }
+    let mut files: Vec<PathBuf> = std::fs::read_dir(path)
+        .map_err(|e| external(path, e))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "glyd") && p.is_file())
+        .collect();
+    files.sort();
+    if files.is_empty() {
+        return Err(external(path, "no .glyd files in this folder"));
+    }
+    Ok(files)
+}
+
 impl GlydTable {
-    /// The one table of the record archive at `path`; an error that lists the tables when it
-    /// holds several (a SQL dump: see [`GlydTable::open_all`]).
+    /// The one table of the record archive at `path` (or of each archive in the folder
+    /// `path`, which must agree on the schema); an error that lists the tables when an
+    /// archive holds several (a SQL dump: see [`GlydTable::open_table`]).
     pub fn open(path: impl AsRef<Path>) -> Result<Self> {
-        let mut all = Self::open_all(path.as_ref())?;
-        if all.len() != 1 {
-            let names: Vec<&str> = all.iter().map(|t| t.table_name()).collect();
-            return Err(external(
-                path.as_ref(),
-                format!(
-                    "the archive holds {} tables ({}); register them with register_glyd_tables",
-                    names.len(),
-                    names.join(", ")
-                ),
-            ));
+        Self::open_table(path, None)
+    }
+
+    /// Table `name` of the archive(s) at `path` (a file or a folder), or their one table.
+    pub fn open_table(path: impl AsRef<Path>, name: Option<&str>) -> Result<Self> {
+        let mut sources = Vec::new();
+        for p in archive_paths(path.as_ref())? {
+            let archive = Arc::new(ArchiveReader::open(&p).map_err(|e| external(&p, e))?);
+            let table = match name {
+                Some(n) => archive.table_index(n).map_err(|e| external(&p, e))?,
+                None if archive.tables().len() == 1 => 0,
+                None => {
+                    let names: Vec<&str> =
+                        archive.tables().iter().map(|t| t.name.as_str()).collect();
+                    return Err(external(
+                        &p,
+                        format!(
+                            "the archive holds {} tables ({}); name one, or register them \
+                             all with register_glyd_tables",
+                            names.len(),
+                            names.join(", ")
+                        ),
+                    ));
+                }
+            };
+            sources.push(Source {
+                archive,
+                path: p,
+                table,
+            });
         }
-        Ok(all.remove(0))
+        Self::from_sources(sources)
+    }
+
+    fn from_sources(sources: Vec<Source>) -> Result<Self> {
+        let schema_of = |s: &Source| {
+            s.archive
+                .table_schema(s.table)
+                .map_err(|e| external(&s.path, e))
+        };
+        let schema = schema_of(&sources[0])?;
+        for s in &sources[1..] {
+            if schema_of(s)? != schema {
+                return Err(external(
+                    &s.path,
+                    format!(
+                        "its columns differ from those of {}; a table's archives must agree",
+                        sources[0].path.display()
+                    ),
+                ));
+            }
+        }
+        Ok(GlydTable {
+            sources,
+            schema,
+            last_scan: Default::default(),
+        })
     }
 
     /// Every table of the record archive at `path`, sharing one reader.
@@ -83,20 +153,19 @@ impl GlydTable {
         let archive = Arc::new(ArchiveReader::open(path).map_err(|e| external(path, e))?);
         (0..archive.tables().len())
             .map(|t| {
-                Ok(GlydTable {
-                    schema: archive.table_schema(t).map_err(|e| external(path, e))?,
+                Self::from_sources(vec![Source {
                     archive: archive.clone(),
                     path: path.to_path_buf(),
                     table: t,
-                    last_scan: Default::default(),
-                })
+                }])
             })
             .collect()
     }
 
     /// The table's name in its archive (`records` for one-table archives).
     pub fn table_name(&self) -> &str {
-        &self.archive.tables()[self.table].name
+        let s = &self.sources[0];
+        &s.archive.tables()[s.table].name
     }
 
     /// What the last scan planned to read.
@@ -104,13 +173,26 @@ impl GlydTable {
         *self.last_scan.lock().expect("scan stats lock")
     }
 
-    /// The row groups of this table that may hold rows matching every filter.
-    fn groups_for(&self, filters: &[Expr]) -> Vec<usize> {
-        self.archive
-            .groups_of(self.table)
+    /// Every row group of the table, as (source, row group).
+    fn all_groups(&self) -> Vec<(usize, usize)> {
+        self.sources
+            .iter()
+            .enumerate()
+            .flat_map(|(i, s)| {
+                s.archive
+                    .groups_of(s.table)
+                    .into_iter()
+                    .map(move |g| (i, g))
+            })
+            .collect()
+    }
+
+    /// The row groups that may hold rows matching every filter.
+    fn groups_for(&self, filters: &[Expr]) -> Vec<(usize, usize)> {
+        self.all_groups()
             .into_iter()
-            .filter(|&g| {
-                let meta = &self.archive.row_groups()[g];
+            .filter(|&(i, g)| {
+                let meta = &self.sources[i].archive.row_groups()[g];
                 filters
                     .iter()
                     .all(|f| prune::may_match(f, &self.schema, meta))
@@ -147,10 +229,9 @@ impl TableProvider for GlydTable {
 
     fn statistics(&self) -> Option<Statistics> {
         let rows: u64 = self
-            .archive
-            .groups_of(self.table)
+            .all_groups()
             .iter()
-            .map(|&g| self.archive.row_groups()[g].rows)
+            .map(|&(i, g)| self.sources[i].archive.row_groups()[g].rows)
             .sum();
         let mut s = Statistics::new_unknown(&self.schema);
         s.num_rows = Precision::Exact(rows as usize);
@@ -170,15 +251,15 @@ impl TableProvider for GlydTable {
         };
         let schema = Arc::new(self.schema.project(&columns)?);
         let groups = self.groups_for(filters);
-        let metas = self.archive.row_groups();
+        let meta = |(i, g): (usize, usize)| &self.sources[i].archive.row_groups()[g];
         *self.last_scan.lock().expect("scan stats lock") = ScanStats {
-            row_groups: self.archive.groups_of(self.table).len(),
+            row_groups: self.all_groups().len(),
             row_groups_kept: groups.len(),
             chunk_bytes: groups
                 .iter()
-                .flat_map(|&g| columns.iter().map(move |&c| metas[g].columns[c].stored()))
+                .flat_map(|&at| columns.iter().map(move |&c| meta(at).columns[c].stored()))
                 .sum(),
-            archive_bytes: self.archive.len() as u64,
+            archive_bytes: self.sources.iter().map(|s| s.archive.len() as u64).sum(),
         };
         let parts = state
             .config_options()
@@ -190,8 +271,7 @@ impl TableProvider for GlydTable {
             .chunks(per)
             .map(|run| {
                 Arc::new(GroupRun {
-                    archive: self.archive.clone(),
-                    path: self.path.clone(),
+                    sources: self.sources.clone(),
                     groups: run.to_vec(),
                     columns: columns.clone(),
                     schema: schema.clone(),
@@ -210,10 +290,10 @@ impl TableProvider for GlydTable {
 }
 
 /// One partition of a scan: a run of row groups, decoded one at a time when polled.
+#[derive(Clone)]
 struct GroupRun {
-    archive: Arc<ArchiveReader>,
-    path: PathBuf,
-    groups: Vec<usize>,
+    sources: Vec<Source>,
+    groups: Vec<(usize, usize)>,
     columns: Vec<usize>,
     schema: SchemaRef,
 }
@@ -225,10 +305,11 @@ impl fmt::Debug for GroupRun {
 }
 
 impl GroupRun {
-    fn batch(&self, g: usize) -> Result<RecordBatch> {
+    fn batch(&self, (i, g): (usize, usize)) -> Result<RecordBatch> {
+        let s = &self.sources[i];
         if self.columns.is_empty() {
             // No columns wanted (`count(*)`): only the row count, from the header.
-            let rows = self.archive.row_groups()[g].rows as usize;
+            let rows = s.archive.row_groups()[g].rows as usize;
             let opts = RecordBatchOptions::new().with_row_count(Some(rows));
             return Ok(RecordBatch::try_new_with_options(
                 self.schema.clone(),
@@ -236,10 +317,10 @@ impl GroupRun {
                 &opts,
             )?);
         }
-        let mut batches = self
+        let mut batches = s
             .archive
             .read(Some(&self.columns), g..g + 1)
-            .map_err(|e| external(&self.path, e))?;
+            .map_err(|e| external(&s.path, e))?;
         Ok(batches.remove(0))
     }
 }
@@ -250,17 +331,46 @@ impl PartitionStream for GroupRun {
     }
 
     fn execute(&self, _ctx: Arc<TaskContext>) -> SendableRecordBatchStream {
-        let run = GroupRun {
-            archive: self.archive.clone(),
-            path: self.path.clone(),
-            groups: self.groups.clone(),
-            columns: self.columns.clone(),
-            schema: self.schema.clone(),
-        };
-        let batches = (0..run.groups.len()).map(move |i| run.batch(run.groups[i]));
+        let run = self.clone();
+        let batches = (0..run.groups.len()).map(move |k| run.batch(run.groups[k]));
         Box::pin(RecordBatchStreamAdapter::new(
             self.schema.clone(),
             futures::stream::iter(batches),
         ))
+    }
+}
+
+/// Makes `CREATE EXTERNAL TABLE name STORED AS GLYD LOCATION 'file or folder'` work, with
+/// `OPTIONS ('table' 'public.payment')` to pick a table of a SQL dump's archives.
+#[derive(Debug, Default)]
+pub struct GlydTableFactory;
+
+#[async_trait]
+impl TableProviderFactory for GlydTableFactory {
+    async fn create(
+        &self,
+        _state: &dyn Session,
+        cmd: &CreateExternalTable,
+    ) -> Result<Arc<dyn TableProvider>> {
+        let table = cmd
+            .options
+            .iter()
+            .find(|(k, _)| k.as_str() == "table" || k.ends_with(".table"))
+            .map(|(_, v)| v.as_str());
+        let mut tables = Vec::new();
+        for location in &cmd.locations {
+            tables.push(GlydTable::open_table(location, table)?);
+        }
+        let mut sources = Vec::new();
+        for t in tables {
+            sources.extend(t.sources);
+        }
+        if sources.is_empty() {
+            return Err(DataFusionError::Plan(format!(
+                "CREATE EXTERNAL TABLE {}: no LOCATION given",
+                cmd.name
+            )));
+        }
+        Ok(Arc::new(GlydTable::from_sources(sources)?))
     }
 }

@@ -121,3 +121,54 @@ async fn sql_dump_tables_register_by_name() {
     let err = ctx.register_glyd("one", &path).unwrap_err().to_string();
     assert!(err.contains("public.payment"), "{err}");
 }
+
+#[tokio::test]
+async fn external_tables_over_a_folder_of_archives() {
+    // The HDFS CSV cut in two, each half its own archive in one folder.
+    let src = std::fs::read(hdfs_csv()).unwrap();
+    let d = sniff(&src, true).unwrap();
+    let header = d.header.clone().unwrap();
+    let body = &src[header.len()..];
+    let cut = body[..body.len() / 2]
+        .iter()
+        .rposition(|&c| c == b'\n')
+        .unwrap()
+        + 1;
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().join("logs");
+    std::fs::create_dir(&folder).unwrap();
+    for (i, part) in [&body[..cut], &body[cut..]].into_iter().enumerate() {
+        let mut half = header.clone();
+        half.extend_from_slice(part);
+        archive(
+            &half,
+            d.clone().into(),
+            16 << 10,
+            &folder.join(format!("part{i}.glyd")),
+        );
+    }
+    std::fs::write(folder.join("notes.txt"), "not an archive").unwrap();
+    let ctx = SessionContext::new();
+    ctx.enable_glyd_tables();
+    ctx.register_csv("csv", hdfs_csv().to_str().unwrap(), CsvReadOptions::new())
+        .await
+        .unwrap();
+    let create = format!(
+        "CREATE EXTERNAL TABLE logs STORED AS GLYD LOCATION '{}'",
+        folder.display()
+    );
+    ctx.sql(&create).await.unwrap().collect().await.unwrap();
+    let query = "SELECT \"Level\", count(*) AS n, max(\"LineId\") AS last FROM {t} GROUP BY \"Level\" ORDER BY \"Level\"";
+    let want = table_text(&ctx, &query.replace("{t}", "csv")).await;
+    let got = table_text(&ctx, &query.replace("{t}", "logs")).await;
+    assert_eq!(got, want);
+    // Archives that disagree on columns are refused, naming the file.
+    archive(
+        b"a,b\n1,2\n3,4\n",
+        sniff(b"a,b\n1,2\n3,4\n", true).unwrap().into(),
+        16 << 10,
+        &folder.join("zz.glyd"),
+    );
+    let err = GlydTable::open(&folder).unwrap_err().to_string();
+    assert!(err.contains("zz.glyd"), "{err}");
+}

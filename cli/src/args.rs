@@ -196,6 +196,8 @@ pub enum SqlFormat {
     Csv,
     /// One JSON object per line
     Jsonl,
+    /// A Parquet file (zstd-compressed), to a file or pipe: not to a terminal
+    Parquet,
 }
 
 /// Commands on record archives.

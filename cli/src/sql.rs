@@ -1,13 +1,16 @@
 //! `glyd sql`: a SQL query over record archives, through DataFusion and the glyd-udf table
-//! providers, printed as an aligned table, CSV or JSON lines.
+//! providers, printed as an aligned table, CSV, JSON lines or Parquet.
 
 use std::collections::BTreeMap;
-use std::io;
+use std::io::{self, IsTerminal};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::{bail, Context, Result};
 use datafusion::arrow::record_batch::RecordBatch;
+use datafusion::parquet::arrow::ArrowWriter;
+use datafusion::parquet::basic::{Compression, ZstdLevel};
+use datafusion::parquet::file::properties::WriterProperties;
 use datafusion::prelude::SessionContext;
 use glyd_udf::{register_glyd_tables, GlydTable};
 
@@ -99,6 +102,23 @@ pub fn run(query: &str, files: &[PathBuf], named: &[String], format: SqlFormat) 
             for b in &batches {
                 w.write(b)?;
             }
+        }
+        SqlFormat::Parquet => {
+            if io::stdout().is_terminal() {
+                bail!("--format parquet writes binary: redirect standard output to a file");
+            }
+            let schema = match batches.first() {
+                Some(b) => b.schema(),
+                None => Arc::new(datafusion::arrow::datatypes::Schema::empty()),
+            };
+            let props = WriterProperties::builder()
+                .set_compression(Compression::ZSTD(ZstdLevel::try_new(3)?))
+                .build();
+            let mut w = ArrowWriter::try_new(&mut out, schema, Some(props))?;
+            for b in &batches {
+                w.write(b)?;
+            }
+            w.close()?;
         }
         SqlFormat::Jsonl => {
             let mut w = datafusion::arrow::json::LineDelimitedWriter::new(&mut out);

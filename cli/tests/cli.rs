@@ -574,6 +574,19 @@ fn sql_queries_record_archives() {
     );
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(String::from_utf8(o.stdout).unwrap(), "n\n4000\n");
+    // Parquet out, to a pipe.
+    let o = run(
+        &[
+            "sql",
+            "--format",
+            "parquet",
+            "SELECT * FROM hdfs",
+            "hdfs.csv.glyd",
+        ],
+        d,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(o.stdout.starts_with(b"PAR1") && o.stdout.ends_with(b"PAR1"));
     // Errors name what is wrong.
     let o = run(&["sql", "SELECT nope FROM hdfs", "hdfs.csv.glyd"], d);
     assert!(!o.status.success());

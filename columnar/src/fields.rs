@@ -9,9 +9,9 @@
 
 use glyd_core::Level;
 
-use crate::column::{RawColumn, Style, ABSENT, BARE};
+use crate::column::{Style, BARE};
 use crate::delimited::{Dialect, Shredded};
-use crate::shape::{line_at, Shape, ShapeIndex};
+use crate::shape::{shred_lines, Found, Shape};
 
 /// The delimiter byte of a log fields dialect (a marker: the separator is any run of spaces
 /// and tabs).
@@ -43,10 +43,9 @@ pub fn dialect(k: usize) -> Dialect {
     }
 }
 
-/// Splits `line` into at most `k` leading fields and a message: fills `values` (one range per
-/// column, `None` where the line has no such field) and returns the line's shape.
-fn split_line(line: &[u8], k: usize, values: &mut [Option<std::ops::Range<usize>>]) -> Shape {
-    values.iter_mut().for_each(|v| *v = None);
+/// Splits `line` into at most `k` leading fields and a message: fills `values` (one per
+/// column; those the line lacks stay `None`) and returns the line's shape.
+fn split_line(line: &[u8], k: usize, values: &mut [Found]) -> Shape {
     let mut shape = Shape::default();
     let mut i = 0;
     for (col, value) in values.iter_mut().enumerate() {
@@ -67,7 +66,7 @@ fn split_line(line: &[u8], k: usize, values: &mut [Option<std::ops::Range<usize>
                 .map_or(line.len(), |n| i + n)
         };
         shape.fields.push((col as u32, line[gap..i].to_vec()));
-        *value = Some(i..end);
+        *value = Some((i..end, BARE));
         i = end;
     }
     shape.tail = line[i..].to_vec();
@@ -78,38 +77,9 @@ fn split_line(line: &[u8], k: usize, values: &mut [Option<std::ops::Range<usize>
 /// shape past the row group's limit, go to the exceptions.
 pub fn shred(src: &[u8], d: &Dialect) -> Shredded {
     let k = d.columns - 1;
-    let mut out = Shredded {
-        columns: vec![RawColumn::default(); d.columns],
-        ..Shredded::default()
-    };
-    let mut index = ShapeIndex::default();
-    let mut values = vec![None; d.columns];
-    let utf8 = std::str::from_utf8(src).is_ok();
-    let mut p = 0;
-    while p < src.len() {
-        let start = p;
-        let (line, term, next) = line_at(src, p);
-        p = next;
-        let id = (utf8 || std::str::from_utf8(line).is_ok())
-            .then(|| index.intern(split_line(line, k, &mut values), &mut out.shapes))
-            .flatten();
-        match id {
-            Some(id) => {
-                for (col, v) in out.columns.iter_mut().zip(&values) {
-                    match v {
-                        Some(r) => col.push(&line[r.clone()], BARE),
-                        None => col.push(b"", ABSENT),
-                    }
-                }
-                out.shapes.ids.push(id);
-                out.terminators.push(term);
-            }
-            None => out
-                .exceptions
-                .push(out.terminators.len() as u64, &src[start..next]),
-        }
-    }
-    out
+    shred_lines(src, d.columns, |line, values| {
+        Some(split_line(line, k, values))
+    })
 }
 
 /// How many leading whitespace-separated tokens are present on at least 90% of `lines`
@@ -157,6 +127,7 @@ pub fn choose(sample: &[u8], level: Level) -> Dialect {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::column::ABSENT;
     use crate::shape::{rebuild, Shapes};
 
     fn round_trip(src: &[u8], k: usize) -> Shredded {

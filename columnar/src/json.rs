@@ -8,9 +8,9 @@
 
 use memchr::memchr2;
 
-use crate::column::{RawColumn, Style, ABSENT, BARE, NULL, QUOTED};
+use crate::column::{Style, BARE, NULL, QUOTED};
 use crate::delimited::{Dialect, Shredded};
-use crate::shape::{line_at, Shape, ShapeIndex};
+use crate::shape::{line_at, shred_lines, Shape};
 
 /// The delimiter byte of a JSON lines dialect (a marker: JSON has no single delimiter).
 pub const JSON: u8 = b'{';
@@ -189,64 +189,32 @@ pub fn sniff(sample: &[u8], whole: bool) -> Option<Dialect> {
 
 /// Shreds JSON lines by `d` (a dialect [`sniff`] made).
 pub fn shred(src: &[u8], d: &Dialect) -> Shredded {
-    let mut out = Shredded {
-        columns: vec![RawColumn::default(); d.columns],
-        ..Shredded::default()
-    };
     let index: crate::column::FastMap<&[u8], u32> = d
         .names
         .iter()
         .enumerate()
         .map(|(i, n)| (n.as_bytes(), i as u32))
         .collect();
-    let mut shape_index = ShapeIndex::default();
     let mut members = Vec::new();
-    let mut row_value: Vec<Option<(std::ops::Range<usize>, u8)>> = vec![None; d.columns];
-    let utf8 = std::str::from_utf8(src).is_ok();
-    let mut p = 0;
-    while p < src.len() {
-        let start = p;
-        let (line, term, next) = line_at(src, p);
-        p = next;
-        let fits = (utf8 || std::str::from_utf8(line).is_ok())
-            .then(|| parse_object(line, &mut members))
-            .flatten()
-            .and_then(|tail_start| {
-                row_value.iter_mut().for_each(|v| *v = None);
-                let mut shape = Shape {
-                    fields: Vec::with_capacity(members.len()),
-                    tail: line[tail_start..].to_vec(),
-                };
-                for m in &members {
-                    let col = *index.get(&line[m.key.clone()])?;
-                    let slot = &mut row_value[col as usize];
-                    if slot.is_some() {
-                        return None; // a key twice in one object
-                    }
-                    *slot = Some((m.value.clone(), m.flag));
-                    shape
-                        .fields
-                        .push((col, line[m.sep_start..m.value_start].to_vec()));
-                }
-                shape_index.intern(shape, &mut out.shapes)
-            });
-        match fits {
-            Some(id) => {
-                for (col, v) in out.columns.iter_mut().zip(&row_value) {
-                    match v {
-                        Some((r, flag)) => col.push(&line[r.clone()], *flag),
-                        None => col.push(b"", ABSENT),
-                    }
-                }
-                out.shapes.ids.push(id);
-                out.terminators.push(term);
+    shred_lines(src, d.columns, |line, values| {
+        let tail_start = parse_object(line, &mut members)?;
+        let mut shape = Shape {
+            fields: Vec::with_capacity(members.len()),
+            tail: line[tail_start..].to_vec(),
+        };
+        for m in &members {
+            let col = *index.get(&line[m.key.clone()])?;
+            let slot = &mut values[col as usize];
+            if slot.is_some() {
+                return None; // a key twice in one object
             }
-            None => out
-                .exceptions
-                .push(out.terminators.len() as u64, &src[start..next]),
+            *slot = Some((m.value.clone(), m.flag));
+            shape
+                .fields
+                .push((col, line[m.sep_start..m.value_start].to_vec()));
         }
-    }
-    out
+        Some(shape)
+    })
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@
 use memchr::memchr;
 
 use crate::bytes::{put_prefixed, put_varint, Cursor};
-use crate::column::{Column, Style};
+use crate::column::{Column, RawColumn, Style, ABSENT};
 use crate::delimited::{self, CRLF, LF, NONE};
 use crate::error::{Error, Result};
 use crate::exceptions::Exceptions;
@@ -127,6 +127,53 @@ pub fn line_at(src: &[u8], start: usize) -> (&[u8], u8, usize) {
         }
         Some(i) => (&src[start..start + i], LF, start + i + 1),
     }
+}
+
+/// A value found on a line: its span and flag.
+pub type Found = Option<(std::ops::Range<usize>, u8)>;
+
+/// Shreds `src` into `columns` columns a line at a time: `parse` reads a line (its values into
+/// the slots, all `None` beforehand) and gives its shape, or `None` for a line that does not
+/// fit. Lines that do not fit, are not UTF-8, or would pass [`MAX_SHAPES`] go to the
+/// exceptions; a value a line lacks is absent.
+pub fn shred_lines(
+    src: &[u8],
+    columns: usize,
+    mut parse: impl FnMut(&[u8], &mut [Found]) -> Option<Shape>,
+) -> crate::delimited::Shredded {
+    let mut out = crate::delimited::Shredded {
+        columns: vec![RawColumn::default(); columns],
+        ..Default::default()
+    };
+    let mut index = ShapeIndex::default();
+    let mut values: Vec<Found> = vec![None; columns];
+    let utf8 = std::str::from_utf8(src).is_ok();
+    let mut p = 0;
+    while p < src.len() {
+        let (start, (line, term, next)) = (p, line_at(src, p));
+        p = next;
+        values.iter_mut().for_each(|v| *v = None);
+        let id = (utf8 || std::str::from_utf8(line).is_ok())
+            .then(|| parse(line, &mut values))
+            .flatten()
+            .and_then(|shape| index.intern(shape, &mut out.shapes));
+        match id {
+            Some(id) => {
+                for (col, v) in out.columns.iter_mut().zip(&values) {
+                    match v {
+                        Some((r, flag)) => col.push(&line[r.clone()], *flag),
+                        None => col.push(b"", ABSENT),
+                    }
+                }
+                out.shapes.ids.push(id);
+                out.terminators.push(term);
+            }
+            None => out
+                .exceptions
+                .push(out.terminators.len() as u64, &src[start..next]),
+        }
+    }
+    out
 }
 
 /// Appends the text of a shredded row group of shaped rows: every row laid out by its shape,

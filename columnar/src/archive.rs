@@ -766,19 +766,20 @@ impl ArchiveReader {
             total += h.len() as u64;
         }
         let threads = rayon::current_num_threads().max(1);
+        // One output buffer per thread, reused: a fresh one would be faulted in page by page.
+        let mut bufs: Vec<Vec<u8>> = vec![Vec::new(); threads];
         for batch in self.groups.chunks(threads) {
-            let parts: Vec<Result<Vec<u8>>> = batch
+            batch
                 .par_iter()
-                .map(|g| {
-                    let mut buf = Vec::new();
+                .zip(bufs.par_iter_mut())
+                .map(|(g, buf)| {
+                    buf.clear();
                     let src = &self.data[g.offset as usize..g.end as usize];
-                    rowgroup::rebuild(src, g, &self.tables[g.table].dialect, &mut buf)?;
-                    Ok(buf)
+                    rowgroup::rebuild(src, g, &self.tables[g.table].dialect, buf)
                 })
-                .collect();
-            for p in parts {
-                let p = p?;
-                out.write_all(&p)?;
+                .collect::<Result<()>>()?;
+            for p in &bufs[..batch.len()] {
+                out.write_all(p)?;
                 total += p.len() as u64;
             }
         }
@@ -836,6 +837,8 @@ pub fn rebuild(mut src: impl Read, mut out: impl Write) -> Result<u64> {
     let mut offset = header.len as u64;
     buf.drain(..header.len);
     let mut entries = Vec::new();
+    // One output buffer for every row group: a fresh one would be faulted in page by page.
+    let mut part = Vec::new();
     loop {
         // Enough bytes for the tag, header length and header, then the chunks it lists.
         if buf.is_empty() && read_more(&mut src, &mut buf, 1)? == 0 {
@@ -906,7 +909,7 @@ pub fn rebuild(mut src: impl Read, mut out: impl Write) -> Result<u64> {
                 });
             }
         }
-        let mut part = Vec::with_capacity(meta.input_len as usize);
+        part.clear();
         rowgroup::rebuild(&buf[..len], &meta, &tables[meta.table].dialect, &mut part)?;
         out.write_all(&part)?;
         total += part.len() as u64;

@@ -614,6 +614,23 @@ pub fn varint_estimate(values: &[i64]) -> usize {
     plain.min(delta)
 }
 
+/// Refuses entries picked by `ids` (ends in `offsets`) that come to more than `max_text`
+/// bytes in all: a hostile column cannot expand past its row group's input.
+fn check_text_size(ids: &[u32], offsets: &[u32], max_text: usize, what: &str) -> Result<()> {
+    let text: u64 = ids
+        .iter()
+        .map(|&i| u64::from(offsets[i as usize + 1] - offsets[i as usize]))
+        .sum();
+    if text > max_text as u64 {
+        return Err(Error::corrupt(
+            "column chunk",
+            0,
+            format!("{what} come to {text} bytes, more than the {max_text} input bytes"),
+        ));
+    }
+    Ok(())
+}
+
 /// Whether a decoded column still depends on another.
 fn is_linked(c: &Column) -> bool {
     matches!(
@@ -687,15 +704,7 @@ pub fn resolve_links(columns: &mut [Option<Column>], rows: usize, max_text: usiz
                         offsets.len() - 1
                     )));
                 }
-                let text: u64 = keys
-                    .iter()
-                    .map(|&k| u64::from(offsets[k as usize + 1] - offsets[k as usize]))
-                    .sum();
-                if text > max_text as u64 {
-                    return Err(bad(format!(
-                        "column {j}'s values come to {text} bytes, more than the {max_text} input bytes"
-                    )));
-                }
+                check_text_size(&keys, offsets, max_text, &format!("column {j}'s values"))?;
                 *ids = Some(keys);
                 continue;
             }
@@ -1257,15 +1266,7 @@ pub fn decode(
             if ids.iter().any(|&i| i as usize >= entry_count) {
                 return Err(bad("dictionary id past the dictionary".into()));
             }
-            let text: u64 = ids
-                .iter()
-                .map(|&i| u64::from(offsets[i as usize + 1] - offsets[i as usize]))
-                .sum();
-            if text > max_text as u64 {
-                return Err(bad(format!(
-                    "dictionary values come to {text} bytes, more than the {max_text} input bytes"
-                )));
-            }
+            check_text_size(&ids, &offsets, max_text, "dictionary values")?;
             Some(ids)
         }
     };

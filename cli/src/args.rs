@@ -36,6 +36,8 @@ Examples:
   glyd -t *.glyd                  check every block's checksum
   glyd -l app.log.glyd            sizes, ratio, level and blocks
   glyd -b app.log                 benchmark every level beside zstd and lz4
+  glyd pack model.safetensors     write model.safetensors.glyd (exponents coded)
+  glyd unpack model.safetensors.glyd restored.safetensors   the identical file
 
 Exit status: 0 on success, 1 if any file failed, 2 on a usage error.";
 
@@ -200,12 +202,66 @@ pub enum SqlFormat {
     Parquet,
 }
 
-/// Commands on record archives.
+/// Layouts of `glyd pack`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+pub enum TensorLayout {
+    /// Exponents Huffman-coded with the top mantissa bits: smallest, decoded on the CPU
+    Dense,
+    /// Fixed-width exponent tiers that a GPU decodes in parallel
+    Gpu,
+}
+
+/// Commands on record archives and tensor archives.
 #[derive(Subcommand, Debug)]
 pub enum Command {
-    /// Show a record archive's schema and, per column, its type, codec, size and ratio
+    /// Pack a safetensors model (a file, or a folder of shards) into a tensor archive
+    ///
+    /// bf16, fp16 and fp32 tensors have their exponents coded and their sign and mantissa
+    /// kept verbatim; other dtypes go through glyd --max. `glyd unpack` writes back every file
+    /// byte for byte.
+    Pack {
+        /// A .safetensors file, or a folder holding them (with index JSON, config, ...)
+        #[arg(value_name = "MODEL")]
+        input: PathBuf,
+        /// Archive to write (default: MODEL.glyd)
+        #[arg(value_name = "OUT")]
+        output: Option<PathBuf>,
+        /// Float layout
+        #[arg(long, value_enum, default_value = "dense")]
+        layout: TensorLayout,
+        /// A base model: tensors of a fine-tune are coded as their XOR with the base tensor
+        /// of the same name, dtype and shape where that is smaller
+        #[arg(long, value_name = "BASE")]
+        base: Option<PathBuf>,
+        /// Overwrite OUT if it exists
+        #[arg(short, long)]
+        force: bool,
+        /// Print per tensor the exponent-entropy floor and the bits per value achieved
+        #[arg(long)]
+        report: bool,
+    },
+    /// Unpack a tensor archive back into the exact safetensors file or folder
+    Unpack {
+        /// Tensor archive (written by glyd pack)
+        #[arg(value_name = "ARCHIVE")]
+        archive: PathBuf,
+        /// File or folder to write (default: ARCHIVE without .glyd)
+        #[arg(value_name = "OUT")]
+        output: Option<PathBuf>,
+        /// The base model the archive was packed against (needed for XOR-coded tensors)
+        #[arg(long, value_name = "BASE")]
+        base: Option<PathBuf>,
+        /// Write only this tensor's raw bytes (little-endian, row-major) to OUT
+        #[arg(long, value_name = "NAME")]
+        tensor: Option<String>,
+        /// Overwrite OUT if it exists
+        #[arg(short, long)]
+        force: bool,
+    },
+    /// Show a record archive's schema and, per column, its type, codec, size and ratio (or a
+    /// tensor archive's tensors, with dtype, shape, coding and bits per value)
     Inspect {
-        /// Record archive (written by glyd -r)
+        /// Record archive (written by glyd -r) or tensor archive (written by glyd pack)
         #[arg(value_name = "FILE")]
         file: PathBuf,
     },

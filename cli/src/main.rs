@@ -9,6 +9,7 @@ mod progress;
 mod records;
 #[cfg(feature = "sql")]
 mod sql;
+mod tensors;
 
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
@@ -22,7 +23,7 @@ use output::{Input, Output};
 use progress::{human_bytes, Tracked, Ui};
 
 /// File-name suffix of compressed files.
-const SUFFIX: &str = ".glyd";
+pub const SUFFIX: &str = ".glyd";
 
 /// mimalloc keeps freed memory for reuse: each row group and block allocates large buffers,
 /// which the system allocator hands back to the kernel and then faults in afresh.
@@ -52,7 +53,46 @@ enum Mode {
 /// Runs the command; `Ok(false)` when some input failed (each failure already reported).
 fn run(args: &Args, ui: Ui) -> Result<bool> {
     match &args.command {
+        Some(args::Command::Inspect { file }) if tensors::is_tensor_archive(file) => {
+            return tensors::inspect(file).map(|()| true)
+        }
         Some(args::Command::Inspect { file }) => return records::inspect(file).map(|()| true),
+        Some(args::Command::Pack {
+            input,
+            output,
+            layout,
+            base,
+            force,
+            report,
+        }) => {
+            return tensors::pack(
+                input,
+                output.as_deref(),
+                *layout,
+                base.as_deref(),
+                *force,
+                *report,
+                ui,
+            )
+            .map(|()| true)
+        }
+        Some(args::Command::Unpack {
+            archive,
+            output,
+            base,
+            tensor,
+            force,
+        }) => {
+            return tensors::unpack(
+                archive,
+                output.as_deref(),
+                base.as_deref(),
+                tensor.as_deref(),
+                *force,
+                ui,
+            )
+            .map(|()| true)
+        }
         Some(args::Command::Cat {
             file,
             columns,

@@ -1,0 +1,154 @@
+//! A model on disk as glyd packs it: one safetensors file, or a folder of them (shards with
+//! their index JSON, config and tokenizer files beside). Headers are read and validated up
+//! front; tensor bytes are read one tensor at a time, so memory stays at one tensor.
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result};
+use crate::safetensors::{self, Header, TensorInfo};
+
+/// One file of a model.
+pub struct ModelFile {
+    pub path: PathBuf,
+    /// Path relative to the model folder with `/` separators (the file name for a single file).
+    pub name: String,
+    pub len: u64,
+    /// The validated header, for safetensors files.
+    pub header: Option<Header>,
+}
+
+/// A model: its files, and where each tensor lives.
+pub struct Model {
+    /// True when the model is a folder (unpacking then writes a folder).
+    pub folder: bool,
+    pub files: Vec<ModelFile>,
+    by_name: HashMap<String, (usize, usize)>,
+}
+
+fn is_safetensors(p: &Path) -> bool {
+    p.extension().is_some_and(|e| e == "safetensors")
+}
+
+impl Model {
+    /// Opens a safetensors file or a folder (every regular file under it, in name order).
+    pub fn open(path: &Path) -> Result<Model> {
+        let meta = std::fs::metadata(path)
+            .map_err(|e| Error::Usage(format!("{}: {e}", path.display())))?;
+        let (folder, mut paths) = if meta.is_dir() {
+            let mut found = Vec::new();
+            walk(path, &mut found)?;
+            if !found.iter().any(|p| is_safetensors(p)) {
+                return Err(Error::Usage(format!(
+                    "{}: no .safetensors files in this folder",
+                    path.display()
+                )));
+            }
+            (true, found)
+        } else {
+            (false, vec![path.to_path_buf()])
+        };
+        paths.sort();
+        let mut files = Vec::with_capacity(paths.len());
+        let mut by_name = HashMap::new();
+        for p in paths {
+            let name = if folder {
+                let rel = p.strip_prefix(path).expect("walked under the folder");
+                rel.components()
+                    .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                    .collect::<Vec<_>>()
+                    .join("/")
+            } else {
+                p.file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default()
+            };
+            let len = std::fs::metadata(&p)?.len();
+            let header = if is_safetensors(&p) || !folder {
+                let mut f = File::open(&p)?;
+                let h = safetensors::read_header(&mut f, len).map_err(|e| in_file(&p, e))?;
+                for (i, t) in h.tensors.iter().enumerate() {
+                    by_name.entry(t.name.clone()).or_insert((files.len(), i));
+                }
+                Some(h)
+            } else {
+                None
+            };
+            files.push(ModelFile {
+                path: p,
+                name,
+                len,
+                header,
+            });
+        }
+        Ok(Model {
+            folder,
+            files,
+            by_name,
+        })
+    }
+
+    /// The tensor called `name`: its file and header entry.
+    pub fn tensor(&self, name: &str) -> Option<(&ModelFile, &TensorInfo)> {
+        let &(f, t) = self.by_name.get(name)?;
+        let file = &self.files[f];
+        Some((file, &file.header.as_ref()?.tensors[t]))
+    }
+
+    /// The bytes of tensor `name`, when this model has it with `dtype` and `shape`.
+    pub fn matching_tensor(&self, want: &TensorInfo) -> Result<Option<Vec<u8>>> {
+        let Some((file, t)) = self.tensor(&want.name) else {
+            return Ok(None);
+        };
+        if t.dtype != want.dtype || t.shape != want.shape {
+            return Ok(None);
+        }
+        let h = file.header.as_ref().expect("tensors come from headers");
+        read_range(&file.path, h.data_offset() + t.start, t.len()).map(Some)
+    }
+
+    /// Total bytes of all files.
+    pub fn total_len(&self) -> u64 {
+        self.files.iter().map(|f| f.len).sum()
+    }
+}
+
+/// Reads `len` bytes at `offset` of `path` (`len` checked against the file by the caller).
+pub fn read_range(path: &Path, offset: u64, len: u64) -> Result<Vec<u8>> {
+    let mut f = File::open(path)?;
+    f.seek(SeekFrom::Start(offset))?;
+    let mut buf =
+        vec![0u8; usize::try_from(len).map_err(|_| Error::Usage("tensor too large".into()))?];
+    f.read_exact(&mut buf)?;
+    Ok(buf)
+}
+
+fn in_file(p: &Path, e: Error) -> Error {
+    match e {
+        Error::Safetensors {
+            tensor,
+            offset,
+            detail,
+        } => Error::Safetensors {
+            tensor,
+            offset,
+            detail: format!("{}: {detail}", p.display()),
+        },
+        e => e,
+    }
+}
+
+fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
+    for e in std::fs::read_dir(dir)? {
+        let e = e?;
+        let t = e.file_type()?;
+        if t.is_dir() {
+            walk(&e.path(), out)?;
+        } else if t.is_file() {
+            out.push(e.path());
+        }
+    }
+    Ok(())
+}

@@ -1,4 +1,4 @@
-//! Tensor archives (`docs/FORMAT.md` §9): a model's files packed into one `.glyd` file. Each
+//! Tensor archives (`docs/FORMAT.md` §8): a model's files packed into one `.glyd` file. Each
 //! safetensors file is kept as its header JSON, its tensors (each coded on its own) and any
 //! bytes between them; other files of a model folder are kept whole. An index at the end
 //! locates every piece, so one tensor is read without touching the others, and unpacking

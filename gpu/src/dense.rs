@@ -1,13 +1,13 @@
-//! The dense layout (`docs/FORMAT.md` §9.4): per tensor, each value's exponent (as a rank in
-//! the tensor's exponent table) joined with the top `k` mantissa bits into one byte symbol,
-//! Huffman-coded with the core's 4-stream coder; sign and the other mantissa bits kept
-//! verbatim in a bit plane. `k` (0..=3) is chosen per tensor: the top mantissa bits of a
-//! Gaussian-like weight are not uniform within an exponent's octave, and coding them with the
-//! exponent takes the last few hundredths of a bit per value.
-//!
-//! Values are cut into chunks of [`CHUNK`] that decode independently, in parallel.
+//! The dense layout (`docs/FORMAT.md` §8.4): values are cut into chunks of [`CHUNK`]; in each
+//! chunk every value's exponent (as a rank in the chunk's exponent table) is joined with the
+//! top `k` mantissa bits into one byte symbol, coded with the core's 4-lane tANS; sign and the
+//! other mantissa bits are kept verbatim in a bit plane. `k` (0..=3) is chosen per chunk: the
+//! top mantissa bits of a Gaussian-like weight are not uniform within an exponent's octave,
+//! and coding them with the exponent takes the last few hundredths of a bit per value. Tables
+//! per chunk follow the statistics as they drift along a tensor (embedding rows, layers), and
+//! chunks decode independently, in parallel.
 
-use glyd_core::entropy::huffman::{self, CodeLengths, DecodeTable};
+use glyd_core::entropy::fse::{self, Counts};
 use glyd_core::varint;
 use rayon::prelude::*;
 
@@ -16,12 +16,12 @@ use crate::dtype::FloatBits;
 use crate::float::{self, Split};
 
 /// Values per independently decodable chunk.
-pub const CHUNK: usize = 1 << 18;
+pub const CHUNK: usize = 1 << 15;
 
 /// Why a dense payload is refused.
 pub type Refusal = &'static str;
 
-/// Exponents of a tensor ranked by count (commonest first), and each exponent's rank.
+/// Exponents ranked by count (commonest first), and each exponent's rank.
 pub struct Ranks {
     pub exponents: Vec<u8>,
     pub rank_of: [u8; 256],
@@ -40,106 +40,100 @@ impl Ranks {
     }
 }
 
-/// Encodes float words `bytes` (element layout `fb`) and appends the payload to `out`.
+/// Encodes float words `bytes` (element layout `fb`) and appends the payload to `out`: each
+/// chunk as its byte length (varint) and its body.
 pub fn encode(fb: FloatBits, bytes: &[u8], out: &mut Vec<u8>) {
-    // One pass for the joint histogram of (exponent, top three mantissa bits).
-    let top3 = Split { fb, k: 3 };
-    let mut joint = vec![[0u64; 8]; 256];
-    for w in float::words(fb, bytes) {
-        joint[top3.exponent(w) as usize][top3.mantissa_top(w) as usize] += 1;
-    }
-    let mut exp_counts = [0u64; 256];
-    for (e, row) in joint.iter().enumerate() {
-        exp_counts[e] = row.iter().sum();
-    }
-    let ranks = Ranks::from_counts(&exp_counts);
-    let n = bytes.len() / (fb.bits / 8) as usize;
-    let (k, freq) = best_split(fb, &joint, &ranks, n);
-    let split = Split { fb, k };
-
-    out.push(k as u8);
-    // An empty tensor still has a one-entry table.
-    let table: &[u8] = if ranks.exponents.is_empty() {
-        &[0]
-    } else {
-        &ranks.exponents
-    };
-    out.push((table.len() - 1) as u8);
-    out.extend_from_slice(table);
-    let symbols = freq.iter().filter(|&&f| f > 0).count();
-    let lens = (symbols >= 2).then(|| huffman::build_lengths(&freq));
-    match &lens {
-        Some(l) => {
-            out.push(1);
-            huffman::write_table(l, out);
-        }
-        None => {
-            out.push(0);
-            out.push(freq.iter().position(|&f| f > 0).unwrap_or(0) as u8);
-        }
-    }
     let size = (fb.bits / 8) as usize;
     let chunks: Vec<Vec<u8>> = bytes
         .par_chunks(CHUNK * size)
-        .map(|chunk| {
-            let mut syms = Vec::with_capacity(chunk.len() / size);
-            let mut raw = Vec::with_capacity(chunk.len() / size);
-            for w in float::words(fb, chunk) {
-                let rank = u32::from(ranks.rank_of[split.exponent(w) as usize]);
-                syms.push(((rank << k) | split.mantissa_top(w)) as u8);
-                raw.push(split.raw(w));
-            }
-            let mut c = Vec::with_capacity(chunk.len());
-            if let Some(l) = &lens {
-                huffman::encode(&syms, l, &mut c);
-            }
-            let coded = c.len();
-            bitpack::pack(raw, split.raw_bits(), &mut c);
-            let mut framed = Vec::with_capacity(c.len() + 5);
-            varint::put(&mut framed, coded as u64);
-            framed.extend_from_slice(&c);
-            framed
-        })
+        .map_init(Vec::new, |scratch, chunk| encode_chunk(fb, chunk, scratch))
         .collect();
     for c in chunks {
+        varint::put(out, c.len() as u64);
         out.extend_from_slice(&c);
     }
 }
 
-/// The `k` whose symbols code smallest (Huffman bits estimated from the entropy), and the
-/// symbol histogram for it.
-fn best_split(fb: FloatBits, joint: &[[u64; 8]], ranks: &Ranks, n: usize) -> (u32, [u32; 256]) {
-    let mut best: Option<(f64, u32, [u32; 256])> = None;
+fn encode_chunk(fb: FloatBits, chunk: &[u8], scratch: &mut Vec<(u32, u8)>) -> Vec<u8> {
+    // One pass for the joint histogram of (exponent, top three mantissa bits).
+    let top3 = Split { fb, k: 3 };
+    let mut joint = [[0u32; 8]; 256];
+    for w in float::words(fb, chunk) {
+        joint[top3.exponent(w) as usize][top3.mantissa_top(w) as usize] += 1;
+    }
+    let mut exp_counts = [0u64; 256];
+    for (e, row) in joint.iter().enumerate() {
+        exp_counts[e] = row.iter().map(|&c| u64::from(c)).sum();
+    }
+    let ranks = Ranks::from_counts(&exp_counts);
+    let (k, freq) = best_split(fb, &joint, &ranks);
+    let split = Split { fb, k };
+
+    let mut body = Vec::with_capacity(chunk.len());
+    body.push(k as u8);
+    body.push((ranks.exponents.len() - 1) as u8);
+    body.extend_from_slice(&ranks.exponents);
+    let symbols: Vec<u8> = float::words(fb, chunk)
+        .map(|w| {
+            let rank = u32::from(ranks.rank_of[split.exponent(w) as usize]);
+            ((rank << k) | split.mantissa_top(w)) as u8
+        })
+        .collect();
+    if freq.iter().filter(|&&f| f > 0).count() >= 2 {
+        body.push(1);
+        let counts = fse::normalize(&freq, fse::MAX_LOG);
+        fse::write_counts(&counts, &mut body);
+        let mut coded = Vec::with_capacity(chunk.len() / 2);
+        fse::Encoder::new(&counts).encode(&symbols, scratch, &mut coded);
+        varint::put(&mut body, coded.len() as u64);
+        body.extend_from_slice(&coded);
+    } else {
+        body.push(0);
+        body.push(symbols[0]);
+    }
+    bitpack::pack(
+        float::words(fb, chunk).map(|w| split.raw(w)),
+        split.raw_bits(),
+        &mut body,
+    );
+    body
+}
+
+/// The `k` whose symbols code smallest, and the symbol histogram for it.
+fn best_split(fb: FloatBits, joint: &[[u32; 8]; 256], ranks: &Ranks) -> (u32, Vec<u32>) {
+    let mut best: Option<(f64, u32, Vec<u32>)> = None;
+    let n: u64 = joint.iter().flatten().map(|&c| u64::from(c)).sum();
     for k in 0..=3u32 {
         if (ranks.exponents.len() << k) > 256 {
             break;
         }
-        let mut freq = [0u64; 256];
+        let mut freq = vec![0u32; ranks.exponents.len() << k];
         for (r, &e) in ranks.exponents.iter().enumerate() {
             for (t, &c) in joint[e as usize].iter().enumerate() {
                 freq[(r << k) | (t >> (3 - k))] += c;
             }
         }
-        let total = n.max(1) as f64;
-        let entropy: f64 = freq
-            .iter()
-            .filter(|&&c| c > 0)
-            .map(|&c| -(c as f64) * (c as f64 / total).log2())
-            .sum();
-        // Each extra joint symbol costs about a nibble of table.
-        let bits = entropy + n as f64 * f64::from(fb.mantissa + 1 - k) + 4.0 * (1 << k) as f64;
+        // The size tANS will take: each symbol costs log − log2(normalized count) bits, plus
+        // the table description and the verbatim bits.
+        let present = freq.iter().filter(|&&c| c > 0).count();
+        let coded = if present >= 2 {
+            let counts = fse::normalize(&freq, fse::MAX_LOG);
+            let mut table = Vec::new();
+            fse::write_counts(&counts, &mut table);
+            let log = f64::from(counts.log);
+            let symbol_bits: f64 = freq
+                .iter()
+                .zip(&counts.counts)
+                .filter(|(&f, _)| f > 0)
+                .map(|(&f, &c)| f64::from(f) * (log - f64::from(c).log2()))
+                .sum();
+            symbol_bits + 8.0 * table.len() as f64
+        } else {
+            0.0
+        };
+        let bits = coded + n as f64 * f64::from(fb.mantissa + 1 - k);
         if best.as_ref().is_none_or(|b| bits < b.0) {
-            // Huffman counts are u32: scale down tensors over 4 G values (never in practice).
-            let max = freq.iter().copied().max().unwrap_or(0);
-            let shift = (64 - max.leading_zeros()).saturating_sub(32);
-            let f32s = freq.map(|c| {
-                if c == 0 {
-                    0
-                } else {
-                    ((c >> shift) as u32).max(1)
-                }
-            });
-            best = Some((bits, k, f32s));
+            best = Some((bits, k, freq));
         }
     }
     let (_, k, freq) = best.expect("k = 0 always fits");
@@ -148,9 +142,48 @@ fn best_split(fb: FloatBits, joint: &[[u64; 8]], ranks: &Ranks, n: usize) -> (u3
 
 /// Decodes a dense payload of `n` values into `out` (`n` × element size bytes).
 pub fn decode(fb: FloatBits, payload: &[u8], n: usize, out: &mut [u8]) -> Result<(), Refusal> {
+    if out.len() != n * (fb.bits / 8) as usize {
+        return Err("output buffer does not match the value count");
+    }
+    // Locate the chunks, then decode them in parallel.
+    let mut spans = Vec::with_capacity(n.div_ceil(CHUNK));
+    let mut pos = 0;
+    for _ in 0..n.div_ceil(CHUNK) {
+        let len = varint::get(payload, &mut pos)
+            .and_then(|v| usize::try_from(v).ok())
+            .ok_or("chunk length is not a valid varint")?;
+        let end = pos
+            .checked_add(len)
+            .filter(|&e| e <= payload.len())
+            .ok_or("chunk runs past the end of the payload")?;
+        spans.push((pos, end));
+        pos = end;
+    }
+    if pos != payload.len() {
+        return Err("bytes after the last chunk");
+    }
+    let size = (fb.bits / 8) as usize;
+    out.par_chunks_mut(CHUNK * size)
+        .zip(spans.par_iter())
+        .try_for_each_init(
+            || (fse::Decoder::default(), Vec::new()),
+            |(table, syms), (chunk_out, &(a, b))| {
+                decode_chunk(fb, &payload[a..b], table, syms, chunk_out)
+            },
+        )
+}
+
+fn decode_chunk(
+    fb: FloatBits,
+    body: &[u8],
+    table: &mut fse::Decoder,
+    syms: &mut Vec<u8>,
+    out: &mut [u8],
+) -> Result<(), Refusal> {
+    let n = out.len() / (fb.bits / 8) as usize;
     let mut pos = 0;
     let byte = |pos: &mut usize| -> Result<u8, Refusal> {
-        let b = *payload.get(*pos).ok_or("dense header is truncated")?;
+        let b = *body.get(*pos).ok_or("chunk header is truncated")?;
         *pos += 1;
         Ok(b)
     };
@@ -162,7 +195,7 @@ pub fn decode(fb: FloatBits, payload: &[u8], n: usize, out: &mut [u8]) -> Result
     if ranks << k > 256 {
         return Err("exponent table too large for its mantissa split");
     }
-    let exponents = payload
+    let exponents = body
         .get(pos..pos + ranks)
         .ok_or("exponent table is truncated")?;
     pos += ranks;
@@ -170,73 +203,42 @@ pub fn decode(fb: FloatBits, payload: &[u8], n: usize, out: &mut [u8]) -> Result
         return Err("exponent table holds a value wider than the exponent field");
     }
     let split = Split { fb, k };
+    let alphabet = ranks << k;
     let mut lut = [0u32; 256];
-    for (s, v) in lut.iter_mut().enumerate().take(ranks << k) {
-        let e = u32::from(exponents[s >> k]);
-        *v = split.coded_bits(e, (s as u32) & ((1 << k) - 1));
+    for (s, v) in lut.iter_mut().enumerate().take(alphabet) {
+        *v = split.coded_bits(u32::from(exponents[s >> k]), (s as u32) & ((1 << k) - 1));
     }
-    let lens: Option<CodeLengths> = match byte(&mut pos)? {
+    syms.clear();
+    syms.resize(n, 0);
+    match byte(&mut pos)? {
         0 => {
             let s = usize::from(byte(&mut pos)?);
-            if s >= ranks << k {
+            if s >= alphabet {
                 return Err("constant symbol outside the exponent table");
             }
-            let v = lut[s];
-            lut.fill(v);
-            None
+            syms.fill(s as u8);
         }
         1 => {
-            let l = huffman::read_table(payload, &mut pos).map_err(|e| e.0)?;
-            if l.lens
-                .iter()
-                .enumerate()
-                .any(|(s, &len)| len > 0 && s >= ranks << k)
-            {
-                return Err("Huffman table codes a symbol outside the exponent table");
-            }
-            Some(l)
+            let counts: Counts = fse::read_counts(body, &mut pos, alphabet).map_err(|e| e.0)?;
+            let len = varint::get(body, &mut pos)
+                .and_then(|v| usize::try_from(v).ok())
+                .ok_or("tANS stream length is not a valid varint")?;
+            let coded = body
+                .get(pos..)
+                .and_then(|b| b.get(..len))
+                .ok_or("tANS stream runs past the chunk")?;
+            pos += len;
+            table.rebuild(&counts);
+            table.decode(coded, syms).map_err(|e| e.0)?;
         }
         _ => return Err("unknown symbol coding"),
-    };
-    // Locate the chunks (sizes are implied by n, except each Huffman section's).
-    let raw_bits = split.raw_bits();
-    let mut spans = Vec::with_capacity(n.div_ceil(CHUNK));
-    let mut start = 0;
-    while start < n {
-        let len = CHUNK.min(n - start);
-        let coded = varint::get(payload, &mut pos)
-            .and_then(|v| usize::try_from(v).ok())
-            .ok_or("chunk size is not a valid varint")?;
-        if lens.is_none() && coded != 0 {
-            return Err("constant chunk with coded symbols");
-        }
-        let end = pos
-            .checked_add(coded)
-            .and_then(|p| p.checked_add(bitpack::plane_len(len, raw_bits)))
-            .filter(|&e| e <= payload.len())
-            .ok_or("chunk runs past the end of the payload")?;
-        spans.push((start, len, pos, pos + coded, end));
-        pos = end;
-        start += len;
     }
-    if pos != payload.len() {
-        return Err("bytes after the last chunk");
+    let raw = &body[pos..];
+    if raw.len() != bitpack::plane_len(n, split.raw_bits()) {
+        return Err("verbatim plane size does not match the chunk");
     }
-    let size = (fb.bits / 8) as usize;
-    out.par_chunks_mut(CHUNK * size)
-        .zip(spans.par_iter())
-        .try_for_each_init(
-            || (DecodeTable::default(), Vec::new()),
-            |(table, syms), (chunk_out, &(_, len, a, b, e))| {
-                syms.clear();
-                syms.resize(len, 0u8);
-                if let Some(l) = &lens {
-                    huffman::decode_with(&payload[a..b], l, table, syms).map_err(|e| e.0)?;
-                }
-                assemble(split, &lut, syms, &payload[b..e], chunk_out);
-                Ok(())
-            },
-        )
+    assemble(split, &lut, syms, raw, out);
+    Ok(())
 }
 
 /// Joins decoded symbols with the verbatim plane into output words.
@@ -307,7 +309,7 @@ mod tests {
 
     #[test]
     fn spans_several_chunks() {
-        let bytes: Vec<u8> = (0..(CHUNK * 2 + 77) as u32)
+        let bytes: Vec<u8> = (0..(CHUNK * 3 + 77) as u32)
             .flat_map(|i| {
                 let e = 120 + (i.wrapping_mul(2654435761) >> 29) as u16;
                 ((e << 7) | (i as u16 & 0x807f)).to_le_bytes()
@@ -327,12 +329,12 @@ mod tests {
         encode(fb, &bytes, &mut p);
         let mut out = vec![0u8; bytes.len()];
         for cut in 0..p.len() {
-            assert!(decode(fb, &p[..cut], 2000, &mut out).is_err());
+            assert!(decode(fb, &p[..cut], 4000, &mut out).is_err());
         }
         for i in 0..p.len().min(400) {
             let mut q = p.clone();
             q[i] ^= 0x5a;
-            let _ = decode(fb, &q, 2000, &mut out);
+            let _ = decode(fb, &q, 4000, &mut out);
         }
     }
 }

@@ -83,7 +83,7 @@ impl DType {
         ALL.into_iter().find(|d| d.name() == name)
     }
 
-    /// The code stored in tensor archives (`docs/FORMAT.md` §9).
+    /// The code stored in tensor archives (`docs/FORMAT.md` §8).
     pub fn code(self) -> u8 {
         ALL.iter().position(|&d| d == self).unwrap_or(0) as u8
     }

@@ -1,6 +1,6 @@
 // glyd-gpu CUDA kernels, compiled at run time with NVRTC (see src/cuda.rs).
 //
-// The tiered layout (docs/FORMAT.md §9.5): tier-1 codes of w1 bits, one per value; tier-2
+// The tiered layout (docs/FORMAT.md §8.5): tier-1 codes of w1 bits, one per value; tier-2
 // codes of w2 bits, one per tier-1 escape; tier-3 exponent bytes, one per tier-2 escape; the
 // verbatim sign+mantissa plane of raw_bits per value. One block of 128 threads decodes one
 // tile of 4096 values in 32 rounds; a value's tier-2 and tier-3 slots come from a ballot and

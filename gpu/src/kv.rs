@@ -1,7 +1,7 @@
 //! KV-cache pages: fixed-size blocks of keys or values (tokens × heads × head_dim, bf16 or
 //! fp16) coded losslessly one page at a time, so a serving engine can evict a page to coded
 //! form and bring back exactly that page. A page is a small header and a tensor payload in
-//! either layout (`docs/FORMAT.md` §9.6); the tiered layout decodes on the GPU in batches
+//! either layout (`docs/FORMAT.md` §8.6); the tiered layout decodes on the GPU in batches
 //! (`cuda::Gpu::decode_pages`).
 //!
 //! The C interface at the bottom (`glyd_kv_*`) is what an engine written in C or C++ links

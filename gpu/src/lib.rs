@@ -10,7 +10,7 @@
 //! - [`kv`]: KV-cache pages with a C-compatible interface.
 //! - `cuda` (feature): NVRTC kernels that decode the GPU layout on the device.
 //!
-//! `docs/FORMAT.md` §9 specifies every byte.
+//! `docs/FORMAT.md` §8 specifies every byte.
 
 pub mod archive;
 pub mod bitpack;

@@ -17,7 +17,7 @@ pub enum Layout {
     Gpu,
 }
 
-/// How a payload is coded (`docs/FORMAT.md` §9.3).
+/// How a payload is coded (`docs/FORMAT.md` §8.3).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Method {
     /// The tensor's bytes as they are.

@@ -1,4 +1,4 @@
-//! The GPU layout (`docs/FORMAT.md` §9.5): a tiered fixed-width code for exponents that a GPU
+//! The GPU layout (`docs/FORMAT.md` §8.5): a tiered fixed-width code for exponents that a GPU
 //! decodes with no serial dependency. Tier 1 holds one `w1`-bit code per value: ranks
 //! 0..2^w1−1 of the tensor's exponent table, or the escape 2^w1−1. Each escaped value has a
 //! `w2`-bit tier-2 code (the next 2^w2−1 ranks, or escape), and each value escaped twice has
@@ -195,34 +195,88 @@ pub fn decode(fb: FloatBits, payload: &[u8], n: usize, out: &mut [u8]) -> Result
     let t = parse(fb, payload, n)?;
     let split = Split { fb, k: 0 };
     let (esc1, esc2) = ((1u32 << t.w1) - 1, (1u32 << t.w2) - 1);
-    let ranks = t.exponents.len() as u32;
+    // Ranks 0..esc1+esc2 name table entries; rank esc1+esc2 marks a tier-3 value.
+    let marker = (esc1 + esc2) as usize;
+    let mut coded = vec![0u32; marker + 1];
+    for (c, &e) in coded.iter_mut().zip(t.exponents) {
+        *c = split.coded_bits(u32::from(e), 0);
+    }
+    let ranks = t.exponents.len().min(marker);
+    // Tier-2 codes unpacked once, with one spare entry so reads at i2 == n2 stay in bounds.
+    let t2codes: Vec<u16> = (0..t.n2)
+        .map(|j| bitpack::get(t.tier2, j, t.w2) as u16)
+        .chain(std::iter::once(0))
+        .collect();
+    let size = (fb.bits / 8) as usize;
+    let raw_bits = fb.mantissa + 1;
+    let raw_lut: Vec<u32> = if raw_bits == 8 {
+        (0..256).map(|r| split.assemble(0, r)).collect()
+    } else {
+        Vec::new()
+    };
     let (mut i2, mut i3) = (0usize, 0usize);
-    for i in 0..n {
-        if i > 0 && i % TILE == 0 && t.tiles[i / TILE - 1] != (i2 as u32, i3 as u32) {
+    let mut c1s = vec![0u8; TILE];
+    let mut ranks_seen = vec![0u16; TILE];
+    for (tile, start) in (0..n).step_by(TILE).enumerate() {
+        if tile > 0 && t.tiles[tile - 1] != (i2 as u32, i3 as u32) {
             return Err("tile index disagrees with the tier planes");
         }
-        let c1 = bitpack::get(t.tier1, i, t.w1);
-        let e = if c1 < esc1 {
-            rank_exponent(&t, c1, ranks)?
-        } else {
-            if i2 >= t.n2 {
-                return Err("tier-2 plane ends early");
+        let len = TILE.min(n - start);
+        unpack_tier1(t.tier1, start, t.w1, &mut c1s[..len]);
+        i2 = tile_ranks(
+            &c1s[..len],
+            &t2codes,
+            i2,
+            t.n2,
+            esc1,
+            &mut ranks_seen[..len],
+        );
+        if i2 > t.n2 {
+            return Err("tier-2 plane ends early");
+        }
+        let (mut max_rank, mut tier3) = (0usize, 0usize);
+        let o = &mut out[start * size..(start + len) * size];
+        if raw_bits == 8 {
+            // bf16: one pass of two table lookups per value.
+            let raw = &t.raw[start..start + len];
+            for ((o, &r), &b) in o.chunks_exact_mut(2).zip(&ranks_seen[..len]).zip(raw) {
+                let r = usize::from(r);
+                max_rank = max_rank.max(r);
+                tier3 += usize::from(r == marker);
+                o.copy_from_slice(&((coded[r] | raw_lut[usize::from(b)]) as u16).to_le_bytes());
             }
-            let c2 = bitpack::get(t.tier2, i2, t.w2);
-            i2 += 1;
-            if c2 < esc2 {
-                rank_exponent(&t, esc1 + c2, ranks)?
-            } else {
+        } else {
+            for (j, &r) in ranks_seen[..len].iter().enumerate() {
+                let r = usize::from(r);
+                max_rank = max_rank.max(r);
+                tier3 += usize::from(r == marker);
+                let raw = bitpack::get(t.raw, start + j, raw_bits);
+                float::put_word(fb, o, j, split.assemble(coded[r], raw));
+            }
+        }
+        if max_rank >= ranks && max_rank != marker {
+            return Err("tier code names a rank past the exponent table");
+        }
+        if tier3 > 0 {
+            // Rare: values whose tier-2 code escaped again take the next exponent byte.
+            for (j, &r) in ranks_seen[..len].iter().enumerate() {
+                if usize::from(r) != marker {
+                    continue;
+                }
                 let e = *t.tier3.get(i3).ok_or("tier-3 plane ends early")?;
                 i3 += 1;
-                u32::from(e)
+                if u32::from(e) >= 1 << fb.exponent {
+                    return Err("tier-3 exponent wider than the exponent field");
+                }
+                let raw = bitpack::get(t.raw, start + j, raw_bits);
+                float::put_word(
+                    fb,
+                    o,
+                    j,
+                    split.assemble(split.coded_bits(u32::from(e), 0), raw),
+                );
             }
-        };
-        if e >= 1 << fb.exponent {
-            return Err("tier-3 exponent wider than the exponent field");
         }
-        let raw = bitpack::get(t.raw, i, fb.mantissa + 1);
-        float::put_word(fb, out, i, split.assemble(split.coded_bits(e, 0), raw));
     }
     if i3 != t.tier3.len() || i2 != t.n2 {
         return Err("tier planes hold entries no value uses");
@@ -230,11 +284,46 @@ pub fn decode(fb: FloatBits, payload: &[u8], n: usize, out: &mut [u8]) -> Result
     Ok(())
 }
 
-fn rank_exponent(t: &Tiered, rank: u32, ranks: u32) -> Result<u32, Refusal> {
-    if rank >= ranks {
-        return Err("tier code names a rank past the exponent table");
+/// Tier-1 codes of values `start..start + out.len()` (`start` a multiple of 8, so each group
+/// of eight codes starts on a byte).
+fn unpack_tier1(plane: &[u8], start: usize, w: u32, out: &mut [u8]) {
+    let mask = (1u32 << w) - 1;
+    let done = out.len() / 8 * 8;
+    let mut groups = out.chunks_exact_mut(8);
+    let mut at = start * w as usize / 8;
+    for g in &mut groups {
+        let mut b = [0u8; 4];
+        let src = &plane[at..plane.len().min(at + 4)];
+        b[..src.len()].copy_from_slice(src);
+        let word = u32::from_le_bytes(b);
+        for (v, x) in g.iter_mut().enumerate() {
+            *x = ((word >> (v as u32 * w)) & mask) as u8;
+        }
+        at += w as usize;
     }
-    Ok(u32::from(t.exponents[rank as usize]))
+    for (j, x) in groups.into_remainder().iter_mut().enumerate() {
+        *x = bitpack::get(plane, start + done + j, w) as u8;
+    }
+}
+
+/// Each value's rank from tiers 1 and 2 of one tile, branch-free: the tier-2 code at `i2`
+/// is read for every value and used (and `i2` advanced) only by escapes, which are too common
+/// to predict. Returns the new `i2` (past `n2` when the plane ran out).
+fn tile_ranks(
+    c1s: &[u8],
+    t2codes: &[u16],
+    mut i2: usize,
+    n2: usize,
+    esc1: u32,
+    ranks: &mut [u16],
+) -> usize {
+    for (&c1, r) in c1s.iter().zip(ranks.iter_mut()) {
+        let escaped = u32::from(c1) == esc1;
+        let c2 = u32::from(t2codes[i2.min(n2)]);
+        i2 += usize::from(escaped);
+        *r = (u32::from(c1) + u32::from(escaped) * c2) as u16;
+    }
+    i2
 }
 
 #[cfg(test)]

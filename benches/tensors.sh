@@ -3,7 +3,8 @@
 # casts. For each: glyd's dense and GPU layouts (bits per value over the float tensors, 1-thread
 # decode and encode GB/s, every decode compared with the input: the glyd-gpu `bench` example),
 # `glyd pack` / `glyd unpack` of the whole file (byte-identical check), and in the same run the
-# peers on the same file: ZipNN, the published Glyd codec and zstd -19 (benches/tensor_peers.py).
+# peers on the same file: ZipNN, the published Glyd codec and zstd -19 (benches/tensor_peers.py);
+# then KV-cache pages of real keys and values (the kv_bench example) beside the same peers.
 # Writes docs/benchmarks/tensors.md.
 #
 #   bash benches/tensors.sh          # RUNS=5 timed runs per measurement by default
@@ -11,7 +12,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${RUNS:-5}
 models=$(bash benches/models.sh)
-cargo build --release -p glyd-gpu --example bench >&2
+cargo build --release -p glyd-gpu --example bench --example kv_bench >&2
 cargo build --release -p glyd-cli --no-default-features >&2
 glyd=target/release/glyd
 out=docs/benchmarks/tensors.md
@@ -51,6 +52,21 @@ work=$(mktemp -d)
     echo
     python3 benches/tensor_peers.py --runs "$runs" "$f" 2>/dev/null
   done
+  kv=gpu/tests/data/minilm-kv.safetensors
+  echo
+  echo "## KV-cache pages"
+  echo
+  echo "The keys and values of all-MiniLM-L6-v2's six attention layers over the first 192 tokens"
+  echo "of OpenSSH_2k.log (\`$kv\`, made by \`gpu/tests/data/make_kv.py\` with PyTorch), bf16, coded"
+  echo "page by page (64 tokens × 12 heads × 32 dims, each page on its own); the peers code the whole file."
+  echo
+  echo "\`cargo run --release -p glyd-gpu --example kv_bench -- $kv $runs\`"
+  echo
+  target/release/examples/kv_bench "$kv" "$runs"
+  echo
+  echo "\`python3 benches/tensor_peers.py --runs $runs $kv\`"
+  echo
+  python3 benches/tensor_peers.py --runs "$runs" "$kv" 2>/dev/null
 } > "$tmp"
 mv "$tmp" "$out"
 rm -rf "$work"

@@ -8,6 +8,7 @@
 //! chunks decode independently, in parallel.
 
 use glyd_core::entropy::fse::{self, Counts};
+use glyd_core::entropy::huffman;
 use glyd_core::varint;
 use rayon::prelude::*;
 
@@ -91,12 +92,96 @@ fn encode_chunk(fb: FloatBits, chunk: &[u8], scratch: &mut Vec<(u32, u8)>) -> Ve
         body.push(0);
         body.push(symbols[0]);
     }
-    bitpack::pack(
-        float::words(fb, chunk).map(|w| split.raw(w)),
-        split.raw_bits(),
-        &mut body,
-    );
+    if fb.bits == 32 {
+        // fp32: sign and the top mantissa bits in a plane, the two low mantissa bytes as byte
+        // planes, each Huffman-coded where that pays (weights that passed through a 16-bit
+        // format, or were rounded, leave those bytes far from uniform).
+        let raws: Vec<u32> = float::words(fb, chunk).map(|w| split.raw(w)).collect();
+        bitpack::pack(
+            raws.iter().map(|r| r >> 16),
+            split.raw_bits() - 16,
+            &mut body,
+        );
+        for shift in [8, 0] {
+            let plane: Vec<u8> = raws.iter().map(|r| (r >> shift) as u8).collect();
+            put_byte_plane(&plane, &mut body);
+        }
+    } else {
+        bitpack::pack(
+            float::words(fb, chunk).map(|w| split.raw(w)),
+            split.raw_bits(),
+            &mut body,
+        );
+    }
     body
+}
+
+/// Appends a byte plane: mode 0 and the bytes; 1, a Huffman table, a varint section length
+/// and the section; or 2 and the one byte every entry has.
+fn put_byte_plane(plane: &[u8], out: &mut Vec<u8>) {
+    let hist = glyd_core::entropy::histogram(plane);
+    let present = hist.iter().filter(|&&c| c > 0).count();
+    if present == 1 {
+        out.push(2);
+        out.push(plane[0]);
+        return;
+    }
+    if present >= 2 {
+        let lens = huffman::build_lengths(&hist);
+        if huffman::coded_size(&hist, &lens) + 140 < plane.len() {
+            let mut section = Vec::with_capacity(plane.len());
+            huffman::encode(plane, &lens, &mut section);
+            let mut coded = vec![1];
+            huffman::write_table(&lens, &mut coded);
+            varint::put(&mut coded, section.len() as u64);
+            coded.extend_from_slice(&section);
+            if coded.len() < plane.len() + 1 {
+                out.extend_from_slice(&coded);
+                return;
+            }
+        }
+    }
+    out.push(0);
+    out.extend_from_slice(plane);
+}
+
+/// Reads a byte plane of `n` entries at `*pos` into `out`.
+fn get_byte_plane(
+    body: &[u8],
+    pos: &mut usize,
+    out: &mut Vec<u8>,
+    n: usize,
+) -> Result<(), Refusal> {
+    out.clear();
+    out.resize(n, 0);
+    let mode = *body.get(*pos).ok_or("byte plane is truncated")?;
+    *pos += 1;
+    match mode {
+        0 => {
+            let b = body.get(*pos..*pos + n).ok_or("byte plane is truncated")?;
+            out.copy_from_slice(b);
+            *pos += n;
+        }
+        1 => {
+            let lens = huffman::read_table(body, pos).map_err(|e| e.0)?;
+            let len = varint::get(body, pos)
+                .and_then(|v| usize::try_from(v).ok())
+                .ok_or("byte plane length is not a valid varint")?;
+            let section = body
+                .get(*pos..)
+                .and_then(|b| b.get(..len))
+                .ok_or("byte plane runs past the chunk")?;
+            huffman::decode(section, &lens, out).map_err(|e| e.0)?;
+            *pos += len;
+        }
+        2 => {
+            let b = *body.get(*pos).ok_or("byte plane is truncated")?;
+            out.fill(b);
+            *pos += 1;
+        }
+        _ => return Err("unknown byte plane mode"),
+    }
+    Ok(())
 }
 
 /// The `k` whose symbols code smallest, and the symbol histogram for it.
@@ -233,6 +318,26 @@ fn decode_chunk(
         }
         _ => return Err("unknown symbol coding"),
     }
+    if fb.bits == 32 {
+        let top_bits = split.raw_bits() - 16;
+        let top_len = bitpack::plane_len(n, top_bits);
+        let top = body
+            .get(pos..pos + top_len)
+            .ok_or("verbatim plane is truncated")?;
+        pos += top_len;
+        let (mut mid, mut low) = (Vec::new(), Vec::new());
+        get_byte_plane(body, &mut pos, &mut mid, n)?;
+        get_byte_plane(body, &mut pos, &mut low, n)?;
+        if pos != body.len() {
+            return Err("bytes after the last plane of the chunk");
+        }
+        for (i, &s) in syms.iter().enumerate() {
+            let raw =
+                bitpack::get(top, i, top_bits) << 16 | u32::from(mid[i]) << 8 | u32::from(low[i]);
+            float::put_word(fb, out, i, split.assemble(lut[s as usize], raw));
+        }
+        return Ok(());
+    }
     let raw = &body[pos..];
     if raw.len() != bitpack::plane_len(n, split.raw_bits()) {
         return Err("verbatim plane size does not match the chunk");
@@ -246,30 +351,22 @@ fn assemble(split: Split, lut: &[u32; 256], syms: &[u8], raw: &[u8], out: &mut [
     let fb = split.fb;
     let w = split.raw_bits();
     if fb.bits == 16 {
-        // Fast path (bf16, fp16): the verbatim part of a value is ≤ 11 bits, so eight values
-        // lie in ≤ 11 bytes: one 16-byte load yields eight of them with constant shifts, and a
-        // table turns each into its sign and mantissa bits in place.
+        // Fast path (bf16, fp16): a table turns each verbatim part into its sign and mantissa
+        // bits in place.
         let mut raw_lut = vec![0u16; 1 << w];
         for (r, v) in raw_lut.iter_mut().enumerate() {
             *v = split.assemble(0, r as u32) as u16;
         }
         let lut16: [u16; 256] = lut.map(|v| v as u16);
-        let mask = (1u128 << w) - 1;
-        let group_bytes = w as usize; // 8 values × w bits
-        let mut done = 0;
-        for ((o, s), g) in out
-            .chunks_exact_mut(16)
-            .zip(syms.chunks_exact(8))
-            .zip(raw.windows(16).step_by(group_bytes))
-        {
-            let word = u128::from_le_bytes(g.try_into().expect("16 bytes"));
-            for v in 0..8 {
-                let r = ((word >> (v as u32 * w)) & mask) as usize;
-                let x = lut16[s[v] as usize] | raw_lut[r];
-                o[2 * v..2 * v + 2].copy_from_slice(&x.to_le_bytes());
-            }
-            done += 8;
-        }
+        let done = match w {
+            5 => groups16::<5>(&lut16, &raw_lut, syms, raw, out),
+            6 => groups16::<6>(&lut16, &raw_lut, syms, raw, out),
+            7 => groups16::<7>(&lut16, &raw_lut, syms, raw, out),
+            8 => groups16::<8>(&lut16, &raw_lut, syms, raw, out),
+            9 => groups16::<9>(&lut16, &raw_lut, syms, raw, out),
+            10 => groups16::<10>(&lut16, &raw_lut, syms, raw, out),
+            _ => groups16::<11>(&lut16, &raw_lut, syms, raw, out),
+        };
         for i in done..syms.len() {
             let x = lut16[syms[i] as usize] | raw_lut[bitpack::get(raw, i, w) as usize];
             out[2 * i..2 * i + 2].copy_from_slice(&x.to_le_bytes());
@@ -280,6 +377,51 @@ fn assemble(split: Split, lut: &[u32; 256], syms: &[u8], raw: &[u8], out: &mut [
         let v = split.assemble(lut[s as usize], bitpack::get(raw, i, w));
         float::put_word(fb, out, i, v);
     }
+}
+
+/// The 16-bit fast path of [`assemble`] for verbatim parts of `W` bits: eight values lie in
+/// `W` ≤ 11 bytes, so one wide load yields eight of them with constant shifts. Returns how
+/// many values it wrote (whole groups with a full load inside `raw`); the caller does the rest.
+fn groups16<const W: u32>(
+    lut16: &[u16; 256],
+    raw_lut: &[u16],
+    syms: &[u8],
+    raw: &[u8],
+    out: &mut [u8],
+) -> usize {
+    let mut done = 0;
+    if W <= 8 {
+        let mask = (1u64 << W) - 1;
+        for ((o, s), g) in out
+            .chunks_exact_mut(16)
+            .zip(syms.chunks_exact(8))
+            .zip(raw.windows(8).step_by(W as usize))
+        {
+            let word = u64::from_le_bytes(g.try_into().expect("8 bytes"));
+            for v in 0..8 {
+                let r = ((word >> (v as u32 * W)) & mask) as usize;
+                let x = lut16[s[v] as usize] | raw_lut[r];
+                o[2 * v..2 * v + 2].copy_from_slice(&x.to_le_bytes());
+            }
+            done += 8;
+        }
+    } else {
+        let mask = (1u128 << W) - 1;
+        for ((o, s), g) in out
+            .chunks_exact_mut(16)
+            .zip(syms.chunks_exact(8))
+            .zip(raw.windows(16).step_by(W as usize))
+        {
+            let word = u128::from_le_bytes(g.try_into().expect("16 bytes"));
+            for v in 0..8 {
+                let r = ((word >> (v as u32 * W)) & mask) as usize;
+                let x = lut16[s[v] as usize] | raw_lut[r];
+                o[2 * v..2 * v + 2].copy_from_slice(&x.to_le_bytes());
+            }
+            done += 8;
+        }
+    }
+    done
 }
 
 #[cfg(test)]

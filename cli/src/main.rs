@@ -290,7 +290,9 @@ fn process(path: &Path, mode: Mode, args: &Args, ui: Ui) -> Result<()> {
                 n: 0,
             };
             let mut w = Counting { inner: out, n: 0 };
-            if records::is_archive(&head) {
+            if glyd_gpu::archive::is_tensor_archive(&head) {
+                bail!("{name} is a tensor archive: restore it with glyd unpack {name} OUT");
+            } else if records::is_archive(&head) {
                 glyd_columnar::rebuild(&mut src, &mut w).with_context(|| name.clone())?;
             } else {
                 let mut dec = Decoder::with_threads(&mut src, args.threads);

@@ -51,9 +51,8 @@ pub fn pack(
         },
         base: base.map(Path::to_path_buf),
     };
-    let total = Model::open(input)
-        .with_context(|| format!("{}", input.display()))?
-        .total_len();
+    // Model errors name the file themselves.
+    let total = Model::open(input)?.total_len();
     let bar = ui.bar(Some(total), "pack");
     let r = glyd_gpu::pack(input, &output, &opts, &mut |done| bar.set_position(done))
         .with_context(|| format!("packing {}", input.display()))?;
@@ -147,6 +146,9 @@ pub fn unpack(
             .unwrap_or(Path::new("."));
         let tmp = tempfile::NamedTempFile::new_in(dir)?;
         std::fs::write(tmp.path(), &bytes)?;
+        if let Ok(meta) = std::fs::metadata(archive) {
+            let _ = std::fs::set_permissions(tmp.path(), meta.permissions());
+        }
         tmp.persist(&output)?;
         return Ok(());
     }

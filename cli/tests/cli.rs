@@ -595,3 +595,76 @@ fn sql_queries_record_archives() {
     assert!(!o.status.success());
     assert!(stderr(&o).contains("missing.glyd"), "{}", stderr(&o));
 }
+
+#[test]
+fn pack_unpack_and_inspect_a_model() {
+    let dir = tempfile::tempdir().unwrap();
+    // The real keys and values glyd-gpu's tests use: a safetensors file of bf16 tensors.
+    let model =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../gpu/tests/data/minilm-kv.safetensors");
+    let original = std::fs::read(&model).unwrap();
+    std::fs::write(dir.path().join("kv.safetensors"), &original).unwrap();
+    for layout in ["dense", "gpu"] {
+        let o = run(
+            &[
+                "pack",
+                "-f",
+                "--layout",
+                layout,
+                "--report",
+                "kv.safetensors",
+            ],
+            dir.path(),
+        );
+        assert!(o.status.success(), "{}", stderr(&o));
+        let report = String::from_utf8_lossy(&o.stdout);
+        assert!(
+            report.contains("layer.0.key") && report.contains("bits/value"),
+            "{report}"
+        );
+        // Refuses to overwrite without -f.
+        let o = run(
+            &["unpack", "kv.safetensors.glyd", "kv.safetensors"],
+            dir.path(),
+        );
+        assert!(!o.status.success() && stderr(&o).contains("already exists"));
+        let o = run(
+            &["unpack", "-f", "kv.safetensors.glyd", "out.safetensors"],
+            dir.path(),
+        );
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert!(
+            std::fs::read(dir.path().join("out.safetensors")).unwrap() == original,
+            "{layout}"
+        );
+        let o = run(&["inspect", "kv.safetensors.glyd"], dir.path());
+        let text = String::from_utf8_lossy(&o.stdout);
+        assert!(
+            o.status.success() && text.contains("tensor archive") && text.contains("[192, 12, 32]"),
+            "{text}"
+        );
+    }
+    // One tensor by name.
+    let o = run(
+        &[
+            "unpack",
+            "--tensor",
+            "layer.3.value",
+            "kv.safetensors.glyd",
+            "v3.bin",
+        ],
+        dir.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        std::fs::metadata(dir.path().join("v3.bin")).unwrap().len(),
+        192 * 12 * 32 * 2
+    );
+    // glyd -d points at unpack.
+    let o = run(&["-d", "-c", "kv.safetensors.glyd"], dir.path());
+    assert!(
+        !o.status.success() && stderr(&o).contains("glyd unpack"),
+        "{}",
+        stderr(&o)
+    );
+}

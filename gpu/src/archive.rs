@@ -252,6 +252,11 @@ pub fn pack(
     drop(w);
     tmp.as_file().sync_all()?;
     report.archive_bytes = at + index.len() as u64 + FOOTER_LEN;
+    // The archive takes the model's permissions (as gzip and zstd outputs do), not the
+    // temporary file's private ones.
+    if let Some(Ok(meta)) = model.files.first().map(|f| std::fs::metadata(&f.path)) {
+        let _ = std::fs::set_permissions(tmp.path(), meta.permissions());
+    }
     tmp.persist(output).map_err(|e| Error::Io(e.error))?;
     Ok(report)
 }
@@ -639,6 +644,10 @@ impl TensorArchive {
             w.flush()?;
             drop(w);
             tmp.as_file().sync_all()?;
+            // Unpacked files take the archive's permissions, not the temporary file's.
+            if let Ok(meta) = std::fs::metadata(&self.path) {
+                let _ = std::fs::set_permissions(tmp.path(), meta.permissions());
+            }
             tmp.persist(&target).map_err(|e| Error::Io(e.error))?;
         }
         Ok(())

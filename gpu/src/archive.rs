@@ -15,6 +15,7 @@ use crate::error::{Error, Result};
 use crate::model::{read_range, Model};
 use crate::safetensors::Part;
 use crate::tensor::{self, Layout, Method};
+use crate::{dense, tiered};
 
 /// First bytes of a tensor archive: `\x89GLT`.
 pub const MAGIC: [u8; 4] = [0x89, b'G', b'L', b'T'];
@@ -424,10 +425,20 @@ fn check_entry(e: &Entry, safetensors: bool, j: usize, body_end: u64) -> Result<
         }
     }
     // Bound what a decoder allocates by what its payload can expand to.
-    let bound = match e.method {
-        Method::Stored => e.len,
-        Method::Dense | Method::Tiered => e.len.saturating_mul(4).saturating_add(64),
-        Method::Frame | Method::XorBase => u64::MAX,
+    let float = match &e.kind {
+        EntryKind::Tensor { dtype, .. } => dtype.float_bits(),
+        _ => None,
+    };
+    let bound = match (e.method, float) {
+        (Method::Stored, _) => e.len,
+        (Method::Dense, Some(fb)) => dense::max_decoded_len(fb, e.len),
+        (Method::Tiered, Some(fb)) => tiered::max_decoded_len(fb, e.len),
+        (Method::Dense | Method::Tiered, None) => {
+            return Err(format!(
+                "{label}: float layout on a tensor that is not a float type"
+            ))
+        }
+        (Method::Frame | Method::XorBase, _) => u64::MAX,
     };
     if e.raw_len > bound {
         return Err(format!(
@@ -559,6 +570,18 @@ impl TensorArchive {
             }
             _ => None,
         };
+        if matches!(e.method, Method::Frame | Method::XorBase) {
+            // A frame's own header bounds what it expands to; check it before allocating.
+            let declared = glyd_core::decompressed_size(&payload)
+                .map_err(|err| Error::corrupt(name, e.offset, err.to_string()))?;
+            if declared != e.raw_len {
+                return Err(Error::corrupt(
+                    name,
+                    e.offset,
+                    format!("frame declares {declared} bytes, the index {}", e.raw_len),
+                ));
+            }
+        }
         let mut out = vec![0u8; e.raw_len as usize];
         tensor::decode(e.method, dtype, &payload, &mut out, base_bytes.as_deref())
             .map_err(|d| Error::corrupt(name, e.offset, d))?;

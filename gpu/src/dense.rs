@@ -19,6 +19,18 @@ use crate::float::{self, Split};
 /// Values per independently decodable chunk.
 pub const CHUNK: usize = 1 << 15;
 
+/// Most mantissa bits a chunk codes with its exponent.
+const MAX_K: u32 = 3;
+
+/// The most bytes of tensor a dense payload of `payload_len` bytes can decode to: every value
+/// keeps at least `raw_bits − MAX_K` bits verbatim (fp32 minus its two Huffman-coded bytes),
+/// so a reader can refuse a lying size before allocating it.
+pub fn max_decoded_len(fb: FloatBits, payload_len: u64) -> u64 {
+    let huffman = if fb.bits == 32 { 16 } else { 0 };
+    let verbatim = u64::from(fb.raw_bits() - MAX_K - huffman);
+    (payload_len.saturating_mul(8) / verbatim + 1).saturating_mul(u64::from(fb.bits / 8))
+}
+
 /// Why a dense payload is refused.
 pub type Refusal = &'static str;
 
@@ -188,7 +200,7 @@ fn get_byte_plane(
 fn best_split(fb: FloatBits, joint: &[[u32; 8]; 256], ranks: &Ranks) -> (u32, Vec<u32>) {
     let mut best: Option<(f64, u32, Vec<u32>)> = None;
     let n: u64 = joint.iter().flatten().map(|&c| u64::from(c)).sum();
-    for k in 0..=3u32 {
+    for k in 0..=MAX_K {
         if (ranks.exponents.len() << k) > 256 {
             break;
         }
@@ -273,7 +285,7 @@ fn decode_chunk(
         Ok(b)
     };
     let k = u32::from(byte(&mut pos)?);
-    if k > 3 {
+    if k > MAX_K {
         return Err("mantissa split above 3 bits");
     }
     let ranks = usize::from(byte(&mut pos)?) + 1;

@@ -128,8 +128,7 @@ pub fn decode(
             out.copy_from_slice(payload);
         }
         Method::Frame | Method::XorBase => {
-            let bytes = frame_bytes(payload, out.len())?;
-            out.copy_from_slice(&bytes);
+            frame_into(payload, out)?;
             if method == Method::XorBase {
                 let base = base.ok_or("tensor was packed against a base model: pass --base")?;
                 if base.len() != out.len() {
@@ -146,21 +145,16 @@ pub fn decode(
     Ok(())
 }
 
-fn frame_bytes(payload: &[u8], want: usize) -> Result<Vec<u8>, String> {
+fn frame_into(payload: &[u8], out: &mut [u8]) -> Result<(), String> {
     let declared = glyd_core::decompressed_size(payload).map_err(|e| e.to_string())?;
-    if declared != want as u64 {
+    if declared != out.len() as u64 {
         return Err(format!(
-            "frame declares {declared} bytes, the tensor holds {want}"
+            "frame declares {declared} bytes, the tensor holds {}",
+            out.len()
         ));
     }
-    let bytes = glyd_core::decompress_with(payload, 1).map_err(|e| e.to_string())?;
-    if bytes.len() != want {
-        return Err(format!(
-            "frame holds {} bytes, the tensor {want}",
-            bytes.len()
-        ));
-    }
-    Ok(bytes)
+    glyd_core::decompress_into(payload, out, 1).map_err(|e| e.to_string())?;
+    Ok(())
 }
 
 #[cfg(test)]

@@ -14,6 +14,13 @@ use crate::float::{self, Split};
 /// Values per tile.
 pub const TILE: usize = 4096;
 
+/// The most bytes of tensor a tiered payload of `payload_len` bytes can decode to: every value
+/// keeps its sign and mantissa verbatim.
+pub fn max_decoded_len(fb: FloatBits, payload_len: u64) -> u64 {
+    (payload_len.saturating_mul(8) / u64::from(fb.raw_bits()) + 1)
+        .saturating_mul(u64::from(fb.bits / 8))
+}
+
 /// Why a tiered payload is refused.
 pub type Refusal = &'static str;
 

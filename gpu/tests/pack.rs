@@ -48,6 +48,8 @@ fn model_file(d: DType, seed: u64) -> Vec<u8> {
     let a = as_dtype(&weights(96 * 64, seed, 0.05), d);
     let b = as_dtype(&weights(64, seed + 1, 1.0), d);
     let c = as_dtype(&weights(300 * 32, seed + 2, 0.02), d);
+    // A freshly initialised bias: all zeros, which codes far below the verbatim bits.
+    let zeros = as_dtype(&[0.0; 384], d);
     let ids: Vec<u8> = (0..500i64).flat_map(|i| (i * 3).to_le_bytes()).collect();
     safetensors::write(
         &[
@@ -68,6 +70,12 @@ fn model_file(d: DType, seed: u64) -> Vec<u8> {
                 dtype: d,
                 shape: vec![300, 32],
                 data: &c,
+            },
+            NewTensor {
+                name: "pooler.bias",
+                dtype: d,
+                shape: vec![384],
+                data: &zeros,
             },
             NewTensor {
                 name: "position_ids",

@@ -286,10 +286,18 @@ pub enum Command {
     /// (`logs.csv.glyd` is `logs`); an archive of a SQL dump gives each of its tables under
     /// its own name (`public.payment` is `payment`). Names in queries are lowercased unless
     /// double-quoted: write "Level" for a column named Level.
+    ///
+    /// With no query (the first argument is a file), glyd sql opens a shell on a terminal
+    /// (statements end with ';', \d lists tables, \q quits) or, in a pipe, runs the
+    /// statements read from standard input.
+    ///
+    /// Log functions: log_template(text) (the line with each variable as <*>), log_var(text,
+    /// n), log_time(text [, year]) (the first timestamp in the line) and the table function
+    /// glyd_templates('file.glyd' [, 'column']) (templates with line counts).
     Sql {
         /// The query, e.g. "SELECT \"Level\", count(*) FROM logs GROUP BY 1"
         #[arg(value_name = "QUERY")]
-        query: String,
+        query: Option<String>,
         /// Record archives (written by glyd -r), or folders of archives alike
         #[arg(value_name = "FILE")]
         files: Vec<PathBuf>,

@@ -8,6 +8,8 @@ mod output;
 mod progress;
 mod records;
 #[cfg(feature = "sql")]
+mod shell;
+#[cfg(feature = "sql")]
 mod sql;
 mod tensors;
 
@@ -106,7 +108,20 @@ fn run(args: &Args, ui: Ui) -> Result<bool> {
             format,
         }) => {
             #[cfg(feature = "sql")]
-            return sql::run(query, files, tables, *format).map(|()| true);
+            {
+                // `glyd sql FILE...`: no query, so the first argument is a file.
+                let (query, files) = match query {
+                    Some(q) if Path::new(q).exists() => (
+                        None,
+                        [PathBuf::from(q)]
+                            .into_iter()
+                            .chain(files.clone())
+                            .collect(),
+                    ),
+                    q => (q.as_deref(), files.clone()),
+                };
+                return sql::run(query, &files, tables, *format).map(|()| true);
+            }
             #[cfg(not(feature = "sql"))]
             {
                 let _ = (query, files, tables, format);

@@ -12,7 +12,7 @@ use datafusion::parquet::arrow::ArrowWriter;
 use datafusion::parquet::basic::{Compression, ZstdLevel};
 use datafusion::parquet::file::properties::WriterProperties;
 use datafusion::prelude::SessionContext;
-use glyd_udf::{register_glyd_tables, GlydTable};
+use glyd_udf::{register_glyd_tables, register_log_functions, GlydTable};
 
 use crate::args::SqlFormat;
 use crate::records::write_or_quit;
@@ -69,37 +69,59 @@ fn register(ctx: &SessionContext, files: &[PathBuf], named: &[String]) -> Result
         };
         add(name, Path::new(file), true)?;
     }
-    if seen.is_empty() {
-        bail!("no tables: give record archives (FILE...) or -t NAME=FILE");
-    }
     Ok(())
 }
 
-/// Runs `query` over the archives and prints the result in `format`.
-pub fn run(query: &str, files: &[PathBuf], named: &[String], format: SqlFormat) -> Result<()> {
+/// Runs `query` over the archives and prints the result in `format`; with no query, opens
+/// the shell (see [`crate::shell`]).
+pub fn run(
+    query: Option<&str>,
+    files: &[PathBuf],
+    named: &[String],
+    format: SqlFormat,
+) -> Result<()> {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .context("starting the query runtime")?;
+    let ctx = SessionContext::new();
+    register_log_functions(&ctx);
+    register(&ctx, files, named)?;
+    let Some(query) = query else {
+        return crate::shell::run(&rt, &ctx, format);
+    };
+    let batches = rt.block_on(execute(&ctx, query)).map_err(|e| {
+        if files.is_empty() && named.is_empty() {
+            // Table functions (`glyd_templates`) need no tables; anything else does.
+            e.context("no tables were given: add record archives (FILE...) or -t NAME=FILE")
+        } else {
+            e
+        }
+    })?;
+    write_or_quit(&mut io::stdout().lock(), &render(&batches, format)?)
+}
+
+/// Runs one statement to completion.
+pub(crate) async fn execute(ctx: &SessionContext, query: &str) -> Result<Vec<RecordBatch>> {
     // DataFusion's errors repeat their message in their source chain: keep the message only.
     let flat = |e: datafusion::error::DataFusionError| anyhow::Error::msg(e.to_string());
-    let batches: Vec<RecordBatch> = rt.block_on(async {
-        let ctx = SessionContext::new();
-        register(&ctx, files, named)?;
-        let df = ctx.sql(query).await.map_err(flat)?;
-        df.collect().await.map_err(flat)
-    })?;
+    let df = ctx.sql(query).await.map_err(flat)?;
+    df.collect().await.map_err(flat)
+}
+
+/// A result as bytes of `format`.
+pub(crate) fn render(batches: &[RecordBatch], format: SqlFormat) -> Result<Vec<u8>> {
     let mut out = Vec::new();
     match format {
         SqlFormat::Table => {
-            let text = datafusion::arrow::util::pretty::pretty_format_batches(&batches)?;
+            let text = datafusion::arrow::util::pretty::pretty_format_batches(batches)?;
             out.extend_from_slice(format!("{text}\n").as_bytes());
         }
         SqlFormat::Csv => {
             let mut w = datafusion::arrow::csv::WriterBuilder::new()
                 .with_header(true)
                 .build(&mut out);
-            for b in &batches {
+            for b in batches {
                 w.write(b)?;
             }
         }
@@ -115,20 +137,20 @@ pub fn run(query: &str, files: &[PathBuf], named: &[String], format: SqlFormat) 
                 .set_compression(Compression::ZSTD(ZstdLevel::try_new(3)?))
                 .build();
             let mut w = ArrowWriter::try_new(&mut out, schema, Some(props))?;
-            for b in &batches {
+            for b in batches {
                 w.write(b)?;
             }
             w.close()?;
         }
         SqlFormat::Jsonl => {
             let mut w = datafusion::arrow::json::LineDelimitedWriter::new(&mut out);
-            for b in &batches {
+            for b in batches {
                 w.write(b)?;
             }
             w.finish()?;
         }
     }
-    write_or_quit(&mut io::stdout().lock(), &out)
+    Ok(out)
 }
 
 #[cfg(test)]

@@ -597,6 +597,68 @@ fn sql_queries_record_archives() {
 }
 
 #[test]
+fn sql_reads_statements_from_a_pipe_and_has_log_functions() {
+    let (dir, _) = workdir();
+    let d = dir.path();
+    assert!(run(&["-r", "app.log"], d).status.success());
+    // No query: the statements come from standard input, each result in turn.
+    let mut child = glyd()
+        .args(["sql", "--format", "csv", "app.log.glyd"])
+        .current_dir(d)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(
+            b"SELECT count(*) AS n FROM app; -- every line\n\
+              SELECT count(*) AS m FROM app\n  WHERE log_template(message) LIKE '%PacketResponder <*> for block <*> terminating%';\n",
+        )
+        .unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(String::from_utf8(o.stdout).unwrap(), "n\n2000\nm\n311\n");
+    // The templates table function needs no table.
+    let o = run(
+        &[
+            "sql",
+            "--format",
+            "csv",
+            "SELECT template, lines FROM glyd_templates('app.log.glyd') LIMIT 1",
+        ],
+        d,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = String::from_utf8(o.stdout).unwrap();
+    assert!(text.starts_with("template,lines\n"), "{text}");
+    // A query naming a table with no archives given says what is missing.
+    let o = run(&["sql", "SELECT * FROM app"], d);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("no tables were given"),
+        "{}",
+        stderr(&o)
+    );
+    // A failing statement in a pipe stops the run and is named.
+    let o = glyd()
+        .args(["sql", "app.log.glyd"])
+        .current_dir(d)
+        .stdin(std::fs::File::open(d.join("app.log")).unwrap())
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("in statement: 081109"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
 fn pack_unpack_and_inspect_a_model() {
     let dir = tempfile::tempdir().unwrap();
     // The real keys and values glyd-gpu's tests use: a safetensors file of bf16 tensors.

@@ -713,6 +713,18 @@ impl ArchiveReader {
         rowgroup::column_coding(&self.data[g.offset as usize..g.end as usize], g, column)
     }
 
+    /// The distinct values of column `column` of row group `group` when that chunk is
+    /// dictionary-coded text, sorted; `None` when it is coded another way.
+    pub fn dictionary(&self, group: usize, column: usize) -> Result<Option<Vec<Vec<u8>>>> {
+        let g = self.groups.get(group).ok_or_else(|| {
+            Error::Request(format!(
+                "row group {group} out of range (the archive has {})",
+                self.groups.len()
+            ))
+        })?;
+        rowgroup::chunk_dictionary(&self.data[g.offset as usize..g.end as usize], g, column)
+    }
+
     /// One batch per row group in `groups` (all of one table), holding the columns in
     /// `projection` (all when `None`), decoding only those columns' chunks.
     pub fn read(

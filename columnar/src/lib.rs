@@ -31,10 +31,11 @@ mod error;
 mod exceptions;
 pub mod fields;
 pub mod json;
+pub mod logtime;
 pub mod rowgroup;
 pub mod shape;
 pub mod sql;
-mod template;
+pub mod template;
 pub mod text;
 
 pub use archive::{

@@ -587,6 +587,51 @@ pub fn column_coding(src: &[u8], meta: &RowGroupMeta, i: usize) -> Result<Coding
     ))
 }
 
+/// The sorted distinct values of column `i` when it is dictionary-coded text (`None` for a
+/// chunk coded any other way), decoding only the dictionary's lengths and bytes: enough to
+/// tell whether a value occurs in the chunk without decoding a row.
+pub fn chunk_dictionary(src: &[u8], meta: &RowGroupMeta, i: usize) -> Result<Option<Vec<Vec<u8>>>> {
+    let cm = meta.columns.get(i).ok_or_else(|| {
+        Error::Request(format!(
+            "column {i} does not exist (the row group has {})",
+            meta.columns.len()
+        ))
+    })?;
+    let has = |r: Role| cm.streams.iter().any(|s| s.role == r as u8);
+    if cm.kind != Kind::Text || !has(Role::Ids) || has(Role::Vars) || has(Role::Follows) {
+        return Ok(None);
+    }
+    let wanted: Vec<StreamMeta> = cm
+        .streams
+        .iter()
+        .filter(|s| s.role == Role::Lengths as u8 || s.role == Role::Bytes as u8)
+        .cloned()
+        .collect();
+    let decoded = decode_streams(src, meta.offset, &wanted, chunk_limit(meta))?;
+    let get = |r: Role| {
+        decoded
+            .iter()
+            .find(|(role, _)| *role == r as u8)
+            .map_or(&[][..], |(_, b)| b.as_slice())
+    };
+    let (lengths, bytes) = (get(Role::Lengths), get(Role::Bytes));
+    let mut c = Cursor::new(lengths, meta.offset, "dictionary lengths");
+    let (mut entries, mut at) = (Vec::new(), 0usize);
+    while !c.is_empty() {
+        let n = c.bounded((bytes.len() - at) as u64, "dictionary entry length")?;
+        entries.push(bytes[at..at + n].to_vec());
+        at += n;
+    }
+    if at != bytes.len() {
+        return Err(Error::corrupt(
+            "column chunk",
+            meta.offset,
+            "dictionary bytes longer than their lengths",
+        ));
+    }
+    Ok(Some(entries))
+}
+
 /// Decodes the columns in `which` (all when `None`) of the row group `meta`, whose bytes start
 /// at `src[0]` (archive offset `meta.offset`).
 pub fn decode_columns(

@@ -11,14 +11,15 @@ pub const END: u8 = 0x00;
 
 /// Bytes that continue a token: letters, digits, bytes of non-ASCII characters, and the
 /// punctuation found inside numbers, paths, addresses and times.
-fn is_token(b: u8) -> bool {
+pub(crate) fn is_token(b: u8) -> bool {
     b.is_ascii_alphanumeric()
         || b >= 0x80
         || matches!(b, b'_' | b'-' | b'.' | b':' | b'/' | b'@' | b'+')
 }
 
-/// Appends `v`'s template to `template` and its variables to `vars`.
-pub fn split<'a>(v: &'a [u8], template: &mut Vec<u8>, vars: &mut Vec<&'a [u8]>) {
+/// Calls `piece` on each run of `v` in order: a token holding a digit (a variable, `true`), or
+/// literal text (`false`).
+fn pieces<'a>(v: &'a [u8], mut piece: impl FnMut(&'a [u8], bool)) {
     let mut i = 0;
     while i < v.len() {
         if is_token(v[i]) {
@@ -27,18 +28,47 @@ pub fn split<'a>(v: &'a [u8], template: &mut Vec<u8>, vars: &mut Vec<&'a [u8]>) 
                 .position(|&b| !is_token(b))
                 .map_or(v.len(), |k| i + k);
             let token = &v[i..j];
-            if token.iter().any(u8::is_ascii_digit) {
-                template.push(HOLE);
-                vars.push(token);
-            } else {
-                template.extend_from_slice(token);
-            }
+            piece(token, token.iter().any(u8::is_ascii_digit));
             i = j;
         } else {
-            template.push(v[i]);
-            i += 1;
+            let j = v[i..]
+                .iter()
+                .position(|&b| is_token(b))
+                .map_or(v.len(), |k| i + k);
+            piece(&v[i..j], false);
+            i = j;
         }
     }
+}
+
+/// Appends `v`'s template to `template` and its variables to `vars`.
+pub fn split<'a>(v: &'a [u8], template: &mut Vec<u8>, vars: &mut Vec<&'a [u8]>) {
+    pieces(v, |p, var| {
+        if var {
+            template.push(HOLE);
+            vars.push(p);
+        } else {
+            template.extend_from_slice(p);
+        }
+    });
+}
+
+/// How people write a hole: loghub's and Drain's `<*>`.
+pub const HOLE_TEXT: &str = "<*>";
+
+/// `v`'s template as people read it, each hole written [`HOLE_TEXT`], and its variables in
+/// order.
+pub fn readable(v: &[u8]) -> (Vec<u8>, Vec<&[u8]>) {
+    let (mut text, mut vars) = (Vec::with_capacity(v.len()), Vec::new());
+    pieces(v, |p, var| {
+        if var {
+            text.extend_from_slice(HOLE_TEXT.as_bytes());
+            vars.push(p);
+        } else {
+            text.extend_from_slice(p);
+        }
+    });
+    (text, vars)
 }
 
 /// Whether templates may pay for values like `sample`: some value has a variable, and the

@@ -70,8 +70,12 @@ pub fn parse_date(b: &[u8]) -> Option<i64> {
             (d <= 9).then_some(v * 10 + i64::from(d))
         })
     };
-    let (y, m, d) = (num(&b[..4])?, num(&b[5..7])?, num(&b[8..])?);
-    if !(1..=12).contains(&m) || d < 1 || d > days_in_month(y, m) {
+    civil_day(num(&b[..4])?, num(&b[5..7])?, num(&b[8..])?)
+}
+
+/// Days since 1970-01-01 of year `y` (0000..=9999), month `m` and day `d`, if that day exists.
+pub fn civil_day(y: i64, m: i64, d: i64) -> Option<i64> {
+    if !(0..=9999).contains(&y) || !(1..=12).contains(&m) || d < 1 || d > days_in_month(y, m) {
         return None;
     }
     Some(days_from_civil(y, m, d))

@@ -16,6 +16,8 @@
 //! # }
 //! ```
 
+mod format;
+mod logs;
 mod prune;
 mod table;
 
@@ -25,6 +27,8 @@ use std::sync::Arc;
 use datafusion::error::Result;
 use datafusion::prelude::SessionContext;
 
+pub use format::{listing_table, GlydFormat, GlydFormatFactory, GlydSource};
+pub use logs::register_log_functions;
 pub use table::{GlydTable, GlydTableFactory, ScanStats};
 
 /// Registering record archives with a DataFusion session.

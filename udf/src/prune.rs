@@ -1,12 +1,14 @@
 //! Row group pruning: whether a filter can hold on any row of a row group, judged from its
-//! column chunks' statistics (exact min and max, null count). Understood: comparisons of a
-//! column with a literal (`=`, `<`, `<=`, `>`, `>=`, either side), `BETWEEN`, `LIKE 'prefix%'`,
-//! `IS NULL`, and `AND` / `OR` of those. Anything else, or a literal that does not convert
-//! exactly into the column's stored units, keeps the row group: pruning only ever skips row
-//! groups that cannot match.
+//! column chunks' statistics (exact min and max, null count) and, for dictionary-coded text,
+//! from the chunk's dictionary (a value between min and max may still be absent). Understood:
+//! comparisons of a column with a literal (`=`, `<`, `<=`, `>`, `>=`, either side), `BETWEEN`,
+//! `IN (...)` of literals, `LIKE 'prefix%'`, `IS NULL`, and `AND` / `OR` of those. Anything
+//! else, or a literal that does not convert exactly into the column's stored units, keeps the
+//! row group: pruning only ever skips row groups that cannot match.
 
 use datafusion::arrow::datatypes::{DataType, Schema};
 use datafusion::common::ScalarValue;
+use datafusion::logical_expr::expr::InList;
 use datafusion::logical_expr::{Between, BinaryExpr, Expr, Like, Operator};
 use glyd_columnar::column::{Kind, Stats};
 use glyd_columnar::rowgroup::RowGroupMeta;
@@ -19,6 +21,11 @@ enum Value {
     Text(Vec<u8>),
 }
 
+/// Looks into one row group's dictionary-coded chunks: `probe(column, test)` says whether
+/// some distinct value of that column's chunk passes `test`, or `None` when the chunk is not
+/// dictionary-coded (or its dictionary cannot be read: pruning then keeps the row group).
+pub type DictionaryProbe<'a> = dyn FnMut(usize, &dyn Fn(&[u8]) -> bool) -> Option<bool> + 'a;
+
 /// Whether pruning can use `filter` at all (the rest of the query's filters are left to
 /// DataFusion alone).
 pub fn understands(filter: &Expr, schema: &Schema) -> bool {
@@ -28,6 +35,7 @@ pub fn understands(filter: &Expr, schema: &Schema) -> bool {
             _ => comparison(left, *op, right, schema).is_some(),
         },
         Expr::Between(b) => !b.negated && column_index(&b.expr, schema).is_some(),
+        Expr::InList(l) => in_list(l, schema).is_some(),
         Expr::Like(l) => like_prefix(l, schema).is_some(),
         Expr::IsNull(e) => column_index(e, schema).is_some(),
         _ => false,
@@ -35,16 +43,31 @@ pub fn understands(filter: &Expr, schema: &Schema) -> bool {
 }
 
 /// Whether some row of the row group `meta` may satisfy `filter`; `true` when unsure.
-pub fn may_match(filter: &Expr, schema: &Schema, meta: &RowGroupMeta) -> bool {
+/// `dictionary` looks into the row group's dictionary-coded chunks.
+pub fn may_match(
+    filter: &Expr,
+    schema: &Schema,
+    meta: &RowGroupMeta,
+    dictionary: &mut DictionaryProbe,
+) -> bool {
     let stats = |c: usize| meta.columns.get(c).map(|m| (&m.stats, m.kind));
     match filter {
         Expr::BinaryExpr(BinaryExpr { left, op, right }) => match op {
-            Operator::And => may_match(left, schema, meta) && may_match(right, schema, meta),
-            Operator::Or => may_match(left, schema, meta) || may_match(right, schema, meta),
+            Operator::And => {
+                may_match(left, schema, meta, dictionary)
+                    && may_match(right, schema, meta, dictionary)
+            }
+            Operator::Or => {
+                may_match(left, schema, meta, dictionary)
+                    || may_match(right, schema, meta, dictionary)
+            }
             _ => match comparison(left, *op, right, schema) {
                 Some((c, op, lit)) => match stats(c) {
                     Some((s, kind)) => match stored(lit, kind) {
-                        Some(v) => range_allows(s, kind, meta.rows, op, &v),
+                        Some(v) => {
+                            range_allows(s, kind, meta.rows, op, &v)
+                                && (op != Operator::Eq || dictionary_may_hold(dictionary, c, &v))
+                        }
                         None => true,
                     },
                     None => true,
@@ -60,18 +83,32 @@ pub fn may_match(filter: &Expr, schema: &Schema, meta: &RowGroupMeta) -> bool {
         }) => {
             let ge = Expr::BinaryExpr(BinaryExpr::new(expr.clone(), Operator::GtEq, low.clone()));
             let le = Expr::BinaryExpr(BinaryExpr::new(expr.clone(), Operator::LtEq, high.clone()));
-            may_match(&ge, schema, meta) && may_match(&le, schema, meta)
+            may_match(&ge, schema, meta, dictionary) && may_match(&le, schema, meta, dictionary)
         }
+        Expr::InList(l) => match in_list(l, schema) {
+            Some((_, values)) => values.iter().any(|&v| {
+                let eq = Expr::BinaryExpr(BinaryExpr::new(
+                    l.expr.clone(),
+                    Operator::Eq,
+                    Box::new(Expr::Literal(v.clone(), None)),
+                ));
+                may_match(&eq, schema, meta, dictionary)
+            }),
+            None => true,
+        },
         Expr::Like(l) => match like_prefix(l, schema) {
-            Some((c, prefix)) => match stats(c).and_then(|(s, _)| s.text_range.as_ref()) {
-                // Some value in [min, max] starts with the prefix only if the prefix is at
-                // most max and min is below the prefix's end.
-                Some((min, max)) => {
-                    prefix.as_slice() <= max.as_slice()
-                        && prefix_end(&prefix).is_none_or(|end| min.as_slice() < end.as_slice())
-                }
-                None => true,
-            },
+            Some((c, prefix)) => {
+                let in_range = match stats(c).and_then(|(s, _)| s.text_range.as_ref()) {
+                    // Some value in [min, max] starts with the prefix only if the prefix is at
+                    // most max and min is below the prefix's end.
+                    Some((min, max)) => {
+                        prefix.as_slice() <= max.as_slice()
+                            && prefix_end(&prefix).is_none_or(|end| min.as_slice() < end.as_slice())
+                    }
+                    None => true,
+                };
+                in_range && dictionary(c, &|v| v.starts_with(&prefix)).unwrap_or(true)
+            }
             None => true,
         },
         Expr::IsNull(e) => match column_index(e, schema).and_then(stats) {
@@ -80,6 +117,24 @@ pub fn may_match(filter: &Expr, schema: &Schema, meta: &RowGroupMeta) -> bool {
         },
         _ => true,
     }
+}
+
+/// Whether column `c`'s dictionary (if it has one) holds the text `v`.
+fn dictionary_may_hold(dictionary: &mut DictionaryProbe, c: usize, v: &Value) -> bool {
+    match v {
+        Value::Text(t) => dictionary(c, &|d| d == t.as_slice()).unwrap_or(true),
+        Value::Int(_) => true,
+    }
+}
+
+/// `column IN (literal, ...)` (not negated) as the column's index and the literals.
+fn in_list<'a>(l: &'a InList, schema: &Schema) -> Option<(usize, Vec<&'a ScalarValue>)> {
+    if l.negated {
+        return None;
+    }
+    let c = column_index(&l.expr, schema)?;
+    let values = l.list.iter().map(literal).collect::<Option<Vec<_>>>()?;
+    Some((c, values))
 }
 
 /// The smallest byte string above every string that starts with `prefix`, if any.

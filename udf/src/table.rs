@@ -3,6 +3,7 @@
 //! still applied after the scan: pushdown is inexact), splits them into contiguous runs, one
 //! partition each, and decodes only the projected columns of one row group at a time.
 
+use std::collections::HashMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -62,12 +63,12 @@ impl fmt::Debug for GlydTable {
 }
 
 /// An archive error as a DataFusion error that names the file.
-fn external(path: &Path, e: impl fmt::Display) -> DataFusionError {
+pub(crate) fn external(path: &Path, e: impl fmt::Display) -> DataFusionError {
     DataFusionError::External(format!("{}: {e}", path.display()).into())
 }
 
 /// The record archives at `path`: the file, or the `*.glyd` files of the folder, by name.
-fn archive_paths(path: &Path) -> Result<Vec<PathBuf>> {
+pub(crate) fn archive_paths(path: &Path) -> Result<Vec<PathBuf>> {
     if !path.is_dir() {
         return Ok(vec![path.to_path_buf()]);
     }
@@ -192,10 +193,20 @@ impl GlydTable {
         self.all_groups()
             .into_iter()
             .filter(|&(i, g)| {
-                let meta = &self.sources[i].archive.row_groups()[g];
+                let archive = &self.sources[i].archive;
+                let meta = &archive.row_groups()[g];
+                // Dictionaries are read once per chunk, and only for filters that get past
+                // the statistics.
+                let mut read: HashMap<usize, Option<Vec<Vec<u8>>>> = HashMap::new();
+                let mut probe = |c: usize, test: &dyn Fn(&[u8]) -> bool| {
+                    let d = read
+                        .entry(c)
+                        .or_insert_with(|| archive.dictionary(g, c).ok().flatten());
+                    d.as_ref().map(|d| d.iter().any(|v| test(v)))
+                };
                 filters
                     .iter()
-                    .all(|f| prune::may_match(f, &self.schema, meta))
+                    .all(|f| prune::may_match(f, &self.schema, meta, &mut probe))
             })
             .collect()
     }
@@ -349,7 +360,7 @@ pub struct GlydTableFactory;
 impl TableProviderFactory for GlydTableFactory {
     async fn create(
         &self,
-        _state: &dyn Session,
+        state: &dyn Session,
         cmd: &CreateExternalTable,
     ) -> Result<Arc<dyn TableProvider>> {
         let table = cmd
@@ -357,6 +368,17 @@ impl TableProviderFactory for GlydTableFactory {
             .iter()
             .find(|(k, _)| k.as_str() == "table" || k.ends_with(".table"))
             .map(|(_, v)| v.as_str());
+        // Object stores go through the `FileFormat`; local archives keep row-group pruning.
+        if cmd.locations.iter().any(|l| l.contains("://")) {
+            if table.is_some() {
+                return Err(DataFusionError::Plan(
+                    "OPTIONS ('table' ...) needs local archives; object stores hold one-table archives".into(),
+                ));
+            }
+            return Ok(Arc::new(
+                crate::format::listing_table(state, &cmd.locations).await?,
+            ));
+        }
         let mut tables = Vec::new();
         for location in &cmd.locations {
             tables.push(GlydTable::open_table(location, table)?);

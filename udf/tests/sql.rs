@@ -1,38 +1,22 @@
 //! Queries over record archives give what the same queries give over the source CSV (read by
 //! DataFusion's own CSV reader), and selective filters read only the row groups they need.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use datafusion::arrow::util::pretty::pretty_format_batches;
 use datafusion::prelude::{CsvReadOptions, SessionContext};
-use glyd_columnar::{sniff, Format, RecordWriter, WriteOptions};
+use glyd_columnar::{sniff, Format};
 use glyd_udf::{register_glyd_tables, GlydContext, GlydTable};
 
+mod common;
+use common::table_text;
+
 fn hdfs_csv() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/data/HDFS_2k.log_structured.csv")
+    common::example("HDFS_2k.log_structured.csv")
 }
 
 /// Writes `src` as a record archive of `format` with row groups of `row_group_size` bytes.
 fn archive(src: &[u8], format: Format, row_group_size: usize, out: &Path) {
-    let opts = WriteOptions {
-        row_group_size,
-        ..WriteOptions::default()
-    };
-    let mut w = RecordWriter::new(Vec::new(), format, &opts).unwrap();
-    w.write_all(src).unwrap();
-    std::fs::write(out, w.finish().unwrap()).unwrap();
-}
-
-async fn table_text(ctx: &SessionContext, sql: &str) -> String {
-    let batches = ctx
-        .sql(sql)
-        .await
-        .unwrap_or_else(|e| panic!("{sql}: {e}"))
-        .collect()
-        .await
-        .unwrap_or_else(|e| panic!("{sql}: {e}"));
-    pretty_format_batches(&batches).unwrap().to_string()
+    std::fs::write(out, common::archive(src, format, row_group_size)).unwrap();
 }
 
 /// The HDFS CSV as `csv` (DataFusion's reader) and as `logs` (a record archive of row groups
@@ -94,6 +78,59 @@ async fn selective_filters_skip_row_groups() {
     );
     table_text(&ctx, "SELECT count(*) FROM logs WHERE \"LineId\" > 5000").await;
     assert_eq!(table.last_scan().row_groups_kept, 0);
+}
+
+#[tokio::test]
+async fn dictionaries_prune_what_min_and_max_cannot() {
+    // Every row group holds kinds `alpha` and `gamma`; only the last holds `beta`, which lies
+    // between them, so statistics keep every row group and dictionaries keep one.
+    let mut csv = String::from("id,kind,note\n");
+    let rows = 20_000;
+    for i in 0..rows {
+        let kind = match i % 2 {
+            _ if i == rows - 3 => "beta",
+            0 => "alpha",
+            _ => "gamma",
+        };
+        csv.push_str(&format!("{i},{kind},n{}\n", i % 7));
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("kinds.glyd");
+    archive(
+        csv.as_bytes(),
+        sniff(csv.as_bytes(), true).unwrap().into(),
+        16 << 10,
+        &path,
+    );
+    let table = std::sync::Arc::new(GlydTable::open(&path).unwrap());
+    let ctx = SessionContext::new();
+    ctx.register_table("k", table.clone()).unwrap();
+    let groups = {
+        table_text(&ctx, "SELECT count(*) FROM k").await;
+        table.last_scan().row_groups
+    };
+    assert!(groups > 5, "{groups} row groups");
+    for (query, count) in [
+        ("SELECT count(*) AS n FROM k WHERE kind = 'beta'", 1),
+        ("SELECT count(*) AS n FROM k WHERE kind LIKE 'bet%'", 1),
+        (
+            "SELECT count(*) AS n FROM k WHERE kind IN ('beta', 'delta')",
+            1,
+        ),
+        ("SELECT count(*) AS n FROM k WHERE kind = 'delta'", 0),
+    ] {
+        let got = table_text(&ctx, query).await;
+        assert!(got.contains(&format!("| {count} |")), "{query}: {got}");
+        let scan = table.last_scan();
+        assert_eq!(scan.row_groups_kept, count, "{query}: {scan:?}");
+    }
+    // Values every row group holds keep them all.
+    table_text(
+        &ctx,
+        "SELECT count(*) FROM k WHERE kind IN ('alpha', 'beta')",
+    )
+    .await;
+    assert_eq!(table.last_scan().row_groups_kept, groups);
 }
 
 #[tokio::test]

@@ -1,0 +1,161 @@
+//! TPC-H Q1 and Q6 over lineitem as a glyd record archive beside the same rows as a Parquet
+//! file (zstd level 3), in one process on the same machine: sizes, and median wall times on 1
+//! and 2 threads. The Parquet file is written from the archive's own Arrow batches, so both
+//! tables have the same column types and every query's results are compared before timing.
+//!
+//!     cargo run --release -p glyd-udf --example tpch_timing -- lineitem.csv [RUNS]
+//!
+//! `benches/sql.sh` makes lineitem with tpchgen-cli and commits the output.
+
+use std::io::Write;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Instant;
+
+use datafusion::arrow::record_batch::RecordBatch;
+use datafusion::arrow::util::pretty::pretty_format_batches;
+use datafusion::parquet::arrow::ArrowWriter;
+use datafusion::parquet::basic::{Compression, ZstdLevel};
+use datafusion::parquet::file::properties::WriterProperties;
+use datafusion::prelude::{ParquetReadOptions, SessionConfig, SessionContext};
+use glyd_columnar::{sniff, RecordWriter, WriteOptions};
+use glyd_udf::GlydTable;
+
+type Error = Box<dyn std::error::Error>;
+
+const Q1: &str = "select l_returnflag, l_linestatus, sum(l_quantity) as sum_qty, \
+    sum(l_extendedprice) as sum_base_price, sum(l_extendedprice * (1 - l_discount)) as sum_disc_price, \
+    sum(l_extendedprice * (1 - l_discount) * (1 + l_tax)) as sum_charge, avg(l_quantity) as avg_qty, \
+    avg(l_extendedprice) as avg_price, avg(l_discount) as avg_disc, count(*) as count_order \
+    from lineitem where l_shipdate <= date '1998-12-01' - interval '90' day \
+    group by l_returnflag, l_linestatus order by l_returnflag, l_linestatus";
+
+const Q6: &str = "select sum(l_extendedprice * l_discount) as revenue from lineitem \
+    where l_shipdate >= date '1994-01-01' and l_shipdate < date '1995-01-01' \
+    and l_discount between 0.05 and 0.07 and l_quantity < 24";
+
+/// A session on `threads` threads with lineitem from `glyd` or `parquet`.
+async fn session(
+    threads: usize,
+    archive: &Path,
+    parquet: Option<&Path>,
+) -> Result<SessionContext, Error> {
+    let ctx = SessionContext::new_with_config(SessionConfig::new().with_target_partitions(threads));
+    match parquet {
+        Some(p) => {
+            ctx.register_parquet(
+                "lineitem",
+                p.to_str().ok_or("path")?,
+                ParquetReadOptions::default(),
+            )
+            .await?
+        }
+        None => {
+            ctx.register_table("lineitem", Arc::new(GlydTable::open(archive)?))?;
+        }
+    }
+    Ok(ctx)
+}
+
+async fn query(ctx: &SessionContext, sql: &str) -> Result<Vec<RecordBatch>, Error> {
+    Ok(ctx.sql(sql).await?.collect().await?)
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+fn main() -> Result<(), Error> {
+    let args: Vec<String> = std::env::args().collect();
+    let csv = args
+        .get(1)
+        .ok_or("usage: tpch_timing lineitem.csv [RUNS]")?;
+    let runs: usize = args.get(2).map_or(Ok(5), |r| r.parse())?;
+    let dir = tempfile::tempdir()?;
+    let src = std::fs::read(csv)?;
+
+    let archive = dir.path().join("lineitem.glyd");
+    let mut w = RecordWriter::new(
+        Vec::new(),
+        sniff(&src, true).ok_or("not CSV")?,
+        &WriteOptions::default(),
+    )?;
+    w.write_all(&src)?;
+    std::fs::write(&archive, w.finish()?)?;
+    let row_groups = glyd_columnar::ArchiveReader::open(&archive)?
+        .row_groups()
+        .len();
+
+    // Parquet from the archive's batches: the same types, so the same results. Row groups of
+    // Parquet's usual size (pyarrow and DataFusion write up to 1 Mi rows).
+    let setup = tokio::runtime::Runtime::new()?;
+    let batches = setup.block_on(async {
+        let ctx = session(2, &archive, None).await?;
+        query(&ctx, "select * from lineitem").await
+    })?;
+    let rows: usize = batches.iter().map(RecordBatch::num_rows).sum();
+    let parquet = dir.path().join("lineitem.parquet");
+    let props = WriterProperties::builder()
+        .set_compression(Compression::ZSTD(ZstdLevel::try_new(3)?))
+        .build();
+    let mut pw = ArrowWriter::try_new(
+        std::fs::File::create(&parquet)?,
+        batches[0].schema(),
+        Some(props),
+    )?;
+    for b in &batches {
+        pw.write(b)?;
+    }
+    pw.close()?;
+    drop(batches);
+
+    let (glyd_bytes, parquet_bytes) = (
+        std::fs::metadata(&archive)?.len(),
+        std::fs::metadata(&parquet)?.len(),
+    );
+    println!(
+        "## TPC-H lineitem: {} ({} bytes, {rows} rows)\n",
+        Path::new(csv).display(),
+        src.len()
+    );
+    println!("| table | bytes | row groups |");
+    println!("|---|---|---|");
+    println!("| glyd record archive (default level) | {glyd_bytes} | {row_groups} |");
+    println!("| Parquet zstd(3), DataFusion's writer | {parquet_bytes} | - |");
+    println!(
+        "\narchive / Parquet bytes: **{:.3}**\n",
+        glyd_bytes as f64 / parquet_bytes as f64
+    );
+    println!("Median of {runs} runs, each side on the same runtime, alternating.\n");
+    println!("| query | threads | glyd ms | Parquet ms | glyd / Parquet |");
+    println!("|---|---|---|---|---|");
+    for threads in [1, 2] {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(threads)
+            .enable_all()
+            .build()?;
+        for (name, sql) in [("Q1", Q1), ("Q6", Q6)] {
+            let (g, p) = rt.block_on(async {
+                let g_ctx = session(threads, &archive, None).await?;
+                let p_ctx = session(threads, &archive, Some(&parquet)).await?;
+                let same = pretty_format_batches(&query(&g_ctx, sql).await?)?.to_string()
+                    == pretty_format_batches(&query(&p_ctx, sql).await?)?.to_string();
+                if !same {
+                    return Err(format!("{name}: results differ between glyd and Parquet").into());
+                }
+                let (mut g, mut p) = (Vec::new(), Vec::new());
+                for _ in 0..runs {
+                    for (ctx, times) in [(&g_ctx, &mut g), (&p_ctx, &mut p)] {
+                        let t = Instant::now();
+                        query(ctx, sql).await?;
+                        times.push(t.elapsed().as_secs_f64() * 1e3);
+                    }
+                }
+                Ok::<_, Error>((median(g), median(p)))
+            })?;
+            println!("| {name} | {threads} | {g:.1} | {p:.1} | {:.2} |", g / p);
+        }
+    }
+    Ok(())
+}

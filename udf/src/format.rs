@@ -1,0 +1,302 @@
+//! [`GlydFormat`]: record archives as a DataFusion `FileFormat`, so that a `ListingTable`
+//! over a folder or an object-store prefix of `.glyd` files works like one over Parquet
+//! files: the schema is inferred from the archives' footers and merged, each file's row count
+//! is its statistics, and a scan decodes only the projected columns, a row group at a time.
+//!
+//! [`crate::GlydTable`] is the richer path for local archives (row groups skipped by their
+//! statistics, row groups of one file spread over partitions); this one reaches any object
+//! store DataFusion has registered, one file per partition.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use datafusion::arrow::array::{new_null_array, ArrayRef};
+use datafusion::arrow::compute::cast;
+use datafusion::arrow::datatypes::{Schema, SchemaRef};
+use datafusion::arrow::record_batch::{RecordBatch, RecordBatchOptions};
+use datafusion::catalog::Session;
+use datafusion::common::stats::Precision;
+use datafusion::common::tree_node::TreeNodeRecursion;
+use datafusion::common::{GetExt, Statistics};
+use datafusion::datasource::file_format::file_compression_type::FileCompressionType;
+use datafusion::datasource::file_format::{FileFormat, FileFormatFactory};
+use datafusion::datasource::listing::{
+    ListingOptions, ListingTable, ListingTableConfig, ListingTableUrl, PartitionedFile,
+};
+use datafusion::datasource::physical_plan::{
+    FileOpenFuture, FileOpener, FileScanConfig, FileSource,
+};
+use datafusion::datasource::projection::{ProjectionOpener, SplitProjection};
+use datafusion::datasource::source::DataSourceExec;
+use datafusion::datasource::table_schema::TableSchema;
+use datafusion::error::{DataFusionError, Result};
+use datafusion::object_store::{ObjectMeta, ObjectStore, ObjectStoreExt};
+use datafusion::physical_plan::metrics::ExecutionPlanMetricsSet;
+use datafusion::physical_plan::projection::ProjectionExprs;
+use datafusion::physical_plan::{apply_expression_roots, ExecutionPlan, PhysicalExpr};
+use futures::StreamExt;
+use glyd_columnar::ArchiveReader;
+
+/// The file extension, without its dot.
+pub const EXTENSION: &str = "glyd";
+
+/// Record archives as a `FileFormat`.
+#[derive(Debug, Default)]
+pub struct GlydFormat;
+
+/// Makes [`GlydFormat`]s: register it (`SessionStateBuilder::with_file_formats` or
+/// `register_file_format`) for `ListingTable`s of archives.
+#[derive(Debug, Default)]
+pub struct GlydFormatFactory;
+
+impl GetExt for GlydFormatFactory {
+    fn get_ext(&self) -> String {
+        EXTENSION.into()
+    }
+}
+
+impl FileFormatFactory for GlydFormatFactory {
+    fn create(
+        &self,
+        _state: &dyn Session,
+        _options: &HashMap<String, String>,
+    ) -> Result<Arc<dyn FileFormat>> {
+        Ok(Arc::new(GlydFormat))
+    }
+
+    fn default(&self) -> Arc<dyn FileFormat> {
+        Arc::new(GlydFormat)
+    }
+}
+
+/// A `ListingTable` of the archives at `locations` (URLs of any object store the session has
+/// registered, or local paths; a location ending in `/` is a folder or prefix).
+pub async fn listing_table(state: &dyn Session, locations: &[String]) -> Result<ListingTable> {
+    let urls = locations
+        .iter()
+        .map(ListingTableUrl::parse)
+        .collect::<Result<Vec<_>>>()?;
+    let options =
+        ListingOptions::new(Arc::new(GlydFormat)).with_file_extension(format!(".{EXTENSION}"));
+    let config = ListingTableConfig::new_with_multi_paths(urls)
+        .with_listing_options(options)
+        .infer_schema(state)
+        .await?;
+    ListingTable::try_new(config)
+}
+
+/// An archive error as a DataFusion error that names the object.
+fn object_error(location: &impl fmt::Display, e: impl fmt::Display) -> DataFusionError {
+    DataFusionError::External(format!("{location}: {e}").into())
+}
+
+/// Reads and opens the archive at `meta`.
+async fn open(store: &Arc<dyn ObjectStore>, meta: &ObjectMeta) -> Result<ArchiveReader> {
+    let bytes = store.get(&meta.location).await?.bytes().await?;
+    ArchiveReader::from_bytes(bytes.to_vec()).map_err(|e| object_error(&meta.location, e))
+}
+
+/// The one table's schema of an archive; archives of SQL dumps hold many.
+fn table_schema_of(archive: &ArchiveReader, meta: &ObjectMeta) -> Result<SchemaRef> {
+    match archive.tables().len() {
+        1 => Ok(archive.schema()),
+        n => Err(object_error(
+            &meta.location,
+            format!(
+                "an archive of {n} tables (a SQL dump): open one table with GlydTable::open_table"
+            ),
+        )),
+    }
+}
+
+#[async_trait]
+impl FileFormat for GlydFormat {
+    fn get_ext(&self) -> String {
+        EXTENSION.into()
+    }
+
+    fn get_ext_with_compression(&self, c: &FileCompressionType) -> Result<String> {
+        if c.is_compressed() {
+            return Err(DataFusionError::Plan(
+                "glyd archives are compressed already: read them uncompressed".into(),
+            ));
+        }
+        Ok(self.get_ext())
+    }
+
+    fn compression_type(&self) -> Option<FileCompressionType> {
+        None
+    }
+
+    async fn infer_schema(
+        &self,
+        _state: &dyn Session,
+        store: &Arc<dyn ObjectStore>,
+        objects: &[ObjectMeta],
+    ) -> Result<SchemaRef> {
+        let mut schemas = Vec::with_capacity(objects.len());
+        for meta in objects {
+            let archive = open(store, meta).await?;
+            schemas.push(table_schema_of(&archive, meta)?.as_ref().clone());
+        }
+        Ok(Arc::new(Schema::try_merge(schemas)?))
+    }
+
+    async fn infer_stats(
+        &self,
+        _state: &dyn Session,
+        store: &Arc<dyn ObjectStore>,
+        table_schema: SchemaRef,
+        object: &ObjectMeta,
+    ) -> Result<Statistics> {
+        let archive = open(store, object).await?;
+        let mut s = Statistics::new_unknown(&table_schema);
+        s.num_rows = Precision::Exact(archive.rows() as usize);
+        s.total_byte_size = Precision::Inexact(archive.input_len() as usize);
+        Ok(s)
+    }
+
+    async fn create_physical_plan(
+        &self,
+        _state: &dyn Session,
+        conf: FileScanConfig,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        Ok(DataSourceExec::from_data_source(conf))
+    }
+
+    fn file_source(&self, table_schema: TableSchema) -> Arc<dyn FileSource> {
+        Arc::new(GlydSource {
+            projection: SplitProjection::unprojected(&table_schema),
+            table_schema,
+            metrics: ExecutionPlanMetricsSet::new(),
+        })
+    }
+}
+
+/// The scan side of [`GlydFormat`].
+#[derive(Clone)]
+pub struct GlydSource {
+    table_schema: TableSchema,
+    projection: SplitProjection,
+    metrics: ExecutionPlanMetricsSet,
+}
+
+impl FileSource for GlydSource {
+    fn create_file_opener(
+        &self,
+        store: Arc<dyn ObjectStore>,
+        _config: &FileScanConfig,
+        _partition: usize,
+    ) -> Result<Arc<dyn FileOpener>> {
+        let file_schema = self.table_schema.file_schema();
+        let opener = Arc::new(GlydOpener {
+            store,
+            schema: Arc::new(file_schema.project(&self.projection.file_indices)?),
+        });
+        ProjectionOpener::try_new(self.projection.clone(), opener, file_schema)
+    }
+
+    fn table_schema(&self) -> &TableSchema {
+        &self.table_schema
+    }
+
+    fn with_batch_size(&self, _batch_size: usize) -> Arc<dyn FileSource> {
+        // A batch is a row group: its size was chosen when the archive was written.
+        Arc::new(self.clone())
+    }
+
+    fn metrics(&self) -> &ExecutionPlanMetricsSet {
+        &self.metrics
+    }
+
+    fn file_type(&self) -> &str {
+        EXTENSION
+    }
+
+    fn supports_repartitioning(&self) -> bool {
+        // Byte ranges of an archive are not units a reader can start at; files are.
+        false
+    }
+
+    fn try_pushdown_projection(
+        &self,
+        projection: &ProjectionExprs,
+    ) -> Result<Option<Arc<dyn FileSource>>> {
+        let mut source = self.clone();
+        source.projection = SplitProjection::new(
+            self.table_schema.file_schema(),
+            &self.projection.source.try_merge(projection)?,
+        );
+        Ok(Some(Arc::new(source)))
+    }
+
+    fn projection(&self) -> Option<&ProjectionExprs> {
+        Some(&self.projection.source)
+    }
+
+    fn apply_expressions(
+        &self,
+        f: &mut dyn FnMut(&Arc<dyn PhysicalExpr>) -> Result<TreeNodeRecursion>,
+    ) -> Result<TreeNodeRecursion> {
+        apply_expression_roots(self.projection.source.iter(), f)
+    }
+}
+
+/// Opens one archive and yields a batch per row group, holding the columns of `schema` (the
+/// table's columns this scan reads): a column the archive lacks is null, and one of another
+/// type is cast (the table's schema merges those of all its files).
+struct GlydOpener {
+    store: Arc<dyn ObjectStore>,
+    schema: SchemaRef,
+}
+
+impl FileOpener for GlydOpener {
+    fn open(&self, file: PartitionedFile) -> Result<FileOpenFuture> {
+        let store = Arc::clone(&self.store);
+        let schema = Arc::clone(&self.schema);
+        Ok(Box::pin(async move {
+            let meta = file.object_meta;
+            let archive = open(&store, &meta).await?;
+            let own = table_schema_of(&archive, &meta)?;
+            // For each wanted column, its index in this archive, if it has it.
+            let found: Vec<Option<usize>> = schema
+                .fields()
+                .iter()
+                .map(|f| own.index_of(f.name()).ok())
+                .collect();
+            let read: Vec<usize> = found.iter().flatten().copied().collect();
+            let groups = archive.row_groups().len();
+            let archive = Arc::new(archive);
+            let batches = futures::stream::iter(0..groups).map(move |g| {
+                let mut got = archive
+                    .read(Some(&read), g..g + 1)
+                    .map_err(|e| object_error(&meta.location, e))?;
+                let batch = got
+                    .pop()
+                    .ok_or_else(|| object_error(&meta.location, "row group read no batch"))?;
+                let rows = batch.num_rows();
+                let mut next = batch.columns().iter();
+                let columns = found
+                    .iter()
+                    .zip(schema.fields())
+                    .map(|(at, field)| -> Result<ArrayRef> {
+                        match at.and_then(|_| next.next()) {
+                            Some(a) if a.data_type() == field.data_type() => Ok(Arc::clone(a)),
+                            Some(a) => Ok(cast(a, field.data_type())?),
+                            None => Ok(new_null_array(field.data_type(), rows)),
+                        }
+                    })
+                    .collect::<Result<Vec<_>>>()?;
+                let options = RecordBatchOptions::new().with_row_count(Some(rows));
+                Ok(RecordBatch::try_new_with_options(
+                    Arc::clone(&schema),
+                    columns,
+                    &options,
+                )?)
+            });
+            Ok(batches.boxed())
+        }))
+    }
+}

@@ -14,11 +14,12 @@ use std::time::Instant;
 
 use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::arrow::util::pretty::pretty_format_batches;
-use datafusion::parquet::arrow::ArrowWriter;
+use datafusion::parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use datafusion::parquet::arrow::{ArrowWriter, ProjectionMask};
 use datafusion::parquet::basic::{Compression, ZstdLevel};
 use datafusion::parquet::file::properties::WriterProperties;
 use datafusion::prelude::{ParquetReadOptions, SessionConfig, SessionContext};
-use glyd_columnar::{sniff, RecordWriter, WriteOptions};
+use glyd_columnar::{sniff, ArchiveReader, RecordWriter, WriteOptions};
 use glyd_udf::GlydTable;
 
 type Error = Box<dyn std::error::Error>;
@@ -59,6 +60,44 @@ async fn session(
 
 async fn query(ctx: &SessionContext, sql: &str) -> Result<Vec<RecordBatch>, Error> {
     Ok(ctx.sql(sql).await?.collect().await?)
+}
+
+/// The columns Q1 reads.
+const Q1_COLUMNS: [&str; 7] = [
+    "l_returnflag",
+    "l_linestatus",
+    "l_quantity",
+    "l_extendedprice",
+    "l_discount",
+    "l_tax",
+    "l_shipdate",
+];
+
+/// Milliseconds to decode Q1's columns as Arrow on this thread: the archive's row groups one
+/// by one, and the Parquet file through parquet's own reader.
+fn decode_only(archive: &Path, parquet: &Path) -> Result<(f64, f64), Error> {
+    let reader = ArchiveReader::open(archive)?;
+    let cols = Q1_COLUMNS
+        .iter()
+        .map(|c| reader.column_index(c))
+        .collect::<Result<Vec<_>, _>>()?;
+    let t = Instant::now();
+    for g in 0..reader.row_groups().len() {
+        reader.read(Some(&cols), g..g + 1)?;
+    }
+    let glyd = t.elapsed().as_secs_f64() * 1e3;
+    let builder = ParquetRecordBatchReaderBuilder::try_new(std::fs::File::open(parquet)?)?;
+    let schema = builder.schema().clone();
+    let roots = Q1_COLUMNS
+        .iter()
+        .map(|c| schema.index_of(c))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mask = ProjectionMask::roots(builder.parquet_schema(), roots);
+    let t = Instant::now();
+    for b in builder.with_projection(mask).build()? {
+        b?;
+    }
+    Ok((glyd, t.elapsed().as_secs_f64() * 1e3))
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -126,6 +165,18 @@ fn main() -> Result<(), Error> {
     println!(
         "\narchive / Parquet bytes: **{:.3}**\n",
         glyd_bytes as f64 / parquet_bytes as f64
+    );
+    let (mut g, mut p) = (Vec::new(), Vec::new());
+    for _ in 0..runs {
+        let (a, b) = decode_only(&archive, &parquet)?;
+        g.push(a);
+        p.push(b);
+    }
+    let (g, p) = (median(g), median(p));
+    println!("Decoding Q1's 7 columns to Arrow on one thread, no query (median of {runs}):");
+    println!(
+        "glyd {g:.1} ms, Parquet (arrow-rs reader) {p:.1} ms, glyd / Parquet **{:.2}**.\n",
+        g / p
     );
     println!("Median of {runs} runs, each side on the same runtime, alternating.\n");
     println!("| query | threads | glyd ms | Parquet ms | glyd / Parquet |");

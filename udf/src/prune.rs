@@ -219,7 +219,11 @@ fn like_prefix(l: &Like, schema: &Schema) -> Option<(usize, Vec<u8>)> {
         _ => return None,
     };
     let prefix = pattern.strip_suffix('%')?;
-    if prefix.contains(['%', '_', '\\']) || schema.field(c).data_type() != &DataType::Utf8 {
+    let text = matches!(
+        schema.field(c).data_type(),
+        DataType::Utf8 | DataType::Utf8View
+    );
+    if prefix.contains(['%', '_', '\\']) || !text {
         return None;
     }
     Some((c, prefix.as_bytes().to_vec()))

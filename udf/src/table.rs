@@ -341,9 +341,23 @@ impl PartitionStream for GroupRun {
         &self.schema
     }
 
-    fn execute(&self, _ctx: Arc<TaskContext>) -> SendableRecordBatchStream {
+    fn execute(&self, ctx: Arc<TaskContext>) -> SendableRecordBatchStream {
         let run = self.clone();
-        let batches = (0..run.groups.len()).map(move |k| run.batch(run.groups[k]));
+        // A row group decodes whole, then goes on in batches of the session's size: the
+        // operators above work best on batches that fit in cache.
+        let size = ctx.session_config().batch_size().max(1);
+        let batches = (0..run.groups.len()).flat_map(move |k| {
+            let (sliced, whole) = match run.batch(run.groups[k]) {
+                Ok(b) if b.num_rows() > size => (Some(b), None),
+                other => (None, Some(other)),
+            };
+            let slices = sliced.into_iter().flat_map(move |b| {
+                (0..b.num_rows())
+                    .step_by(size)
+                    .map(move |at| Ok(b.slice(at, size.min(b.num_rows() - at))))
+            });
+            whole.into_iter().chain(slices)
+        });
         Box::pin(RecordBatchStreamAdapter::new(
             self.schema.clone(),
             futures::stream::iter(batches),

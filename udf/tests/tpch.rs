@@ -1,7 +1,7 @@
 //! TPC-H Q1, Q3 and Q6 over record archives give exactly what they give over the same tables
-//! as CSV, read by DataFusion's CSV reader with the same column types. The tables are made
-//! here (a TPC-H-like generator: the columns and value spellings of `tpchgen-cli`, random
-//! values from a fixed seed), small enough for a debug test.
+//! as CSV, read by DataFusion's CSV reader with the same column types, and as Parquet written
+//! from those. The tables are made here (a TPC-H-like generator: the columns and value
+//! spellings of `tpchgen-cli`, random values from a fixed seed), small enough for a debug test.
 
 use std::fmt::Write as _;
 use std::io::Write;
@@ -12,6 +12,8 @@ use datafusion::arrow::util::pretty::pretty_format_batches;
 use datafusion::prelude::{CsvReadOptions, SessionContext};
 use glyd_columnar::{sniff, RecordWriter, WriteOptions};
 use glyd_udf::GlydTable;
+
+mod common;
 
 /// xorshift64*: the same tables on every run.
 struct Rng(u64);
@@ -160,7 +162,7 @@ async fn run(ctx: &SessionContext, q: &str, suffix: &str) -> String {
 }
 
 #[tokio::test]
-async fn tpch_queries_match_csv() {
+async fn tpch_queries_match_csv_and_parquet() {
     let dir = tempfile::tempdir().unwrap();
     let ctx = SessionContext::new();
     let mut lineitem = None;
@@ -172,6 +174,9 @@ async fn tpch_queries_match_csv() {
         ctx.register_csv(format!("{name}_csv"), csv_path.to_str().unwrap(), opts)
             .await
             .unwrap();
+        let parquet_path = dir.path().join(format!("{name}.parquet"));
+        let (from, to) = (format!("{name}_csv"), format!("{name}_parquet"));
+        common::parquet_copy(&ctx, &from, &parquet_path, &to).await;
         let glyd_path = dir.path().join(format!("{name}.glyd"));
         let wopts = WriteOptions {
             row_group_size: 64 << 10,
@@ -207,6 +212,7 @@ async fn tpch_queries_match_csv() {
         let want = run(&ctx, q, "csv").await;
         let got = run(&ctx, q, "glyd").await;
         assert_eq!(got, want, "{name}");
+        assert_eq!(got, run(&ctx, q, "parquet").await, "{name} over Parquet");
         assert!(want.lines().count() > 4, "{name} found rows:\n{want}");
     }
     // Q6 (the last query over lineitem) decodes 4 of its 10 columns, the largest ones.

@@ -7,7 +7,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use datafusion::arrow::util::pretty::pretty_format_batches;
-use datafusion::prelude::SessionContext;
+use datafusion::prelude::{ParquetReadOptions, SessionContext};
 use glyd_columnar::{Format, RecordWriter, WriteOptions};
 
 /// A file of `examples/data/`.
@@ -47,4 +47,17 @@ pub async fn error_text(ctx: &SessionContext, sql: &str) -> String {
         Err(e) => Err(e),
     };
     result.expect_err(sql).to_string()
+}
+
+/// Writes table `from` as a Parquet file at `path` (DataFusion's writer, its default zstd
+/// compression) and registers that file as table `name`.
+pub async fn parquet_copy(ctx: &SessionContext, from: &str, path: &Path, name: &str) {
+    let copy = format!(
+        "COPY (SELECT * FROM {from}) TO '{}' STORED AS PARQUET",
+        path.display()
+    );
+    table_text(ctx, &copy).await;
+    ctx.register_parquet(name, path.to_str().unwrap(), ParquetReadOptions::default())
+        .await
+        .unwrap();
 }

@@ -187,6 +187,8 @@ pub enum CatFormat {
     Csv,
     /// One JSON object per line
     Jsonl,
+    /// A Parquet file (zstd-compressed, the archive's Arrow types), to a file or pipe
+    Parquet,
 }
 
 /// Output formats of `glyd sql`.
@@ -265,7 +267,7 @@ pub enum Command {
         #[arg(value_name = "FILE")]
         file: PathBuf,
     },
-    /// Print columns of a record archive as CSV or JSON lines
+    /// Print columns of a record archive as CSV, JSON lines or Parquet
     Cat {
         /// Record archive (written by glyd -r)
         #[arg(value_name = "FILE")]

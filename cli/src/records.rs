@@ -364,6 +364,9 @@ pub fn cat(path: &Path, table: Option<&str>, columns: &[String], format: CatForm
             .collect::<glyd_columnar::Result<_>>()
             .with_context(|| path.display().to_string())?
     };
+    if format == CatFormat::Parquet {
+        return cat_parquet(&r, t, &projection, path);
+    }
     let names: Vec<String> = projection
         .iter()
         .map(|&i| dialect.names[i].clone())
@@ -403,6 +406,7 @@ pub fn cat(path: &Path, table: Option<&str>, columns: &[String], format: CatForm
                                 csv_field(&mut line, &cell);
                             }
                         }
+                        CatFormat::Parquet => unreachable!("written by cat_parquet"),
                         CatFormat::Jsonl => {
                             if k > 0 {
                                 line.push(b',');
@@ -434,6 +438,32 @@ pub fn cat(path: &Path, table: Option<&str>, columns: &[String], format: CatForm
         Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
         r => Ok(r?),
     }
+}
+
+/// `glyd cat --format parquet`: the projected columns of table `t` as one Parquet file on
+/// standard output, a row group of the archive at a time.
+#[cfg(feature = "sql")]
+fn cat_parquet(r: &ArchiveReader, t: usize, projection: &[usize], path: &Path) -> Result<()> {
+    use std::io::IsTerminal;
+    if io::stdout().is_terminal() {
+        anyhow::bail!("--format parquet writes binary: redirect standard output to a file");
+    }
+    let named = || path.display().to_string();
+    let schema = r.table_schema(t).with_context(named)?.project(projection)?;
+    let out = io::BufWriter::with_capacity(1 << 20, io::stdout());
+    let mut w = crate::sql::parquet_writer(out, std::sync::Arc::new(schema))?;
+    for g in r.groups_of(t) {
+        for b in r.read(Some(projection), g..g + 1).with_context(named)? {
+            w.write(&b)?;
+        }
+    }
+    w.close()?;
+    Ok(())
+}
+
+#[cfg(not(feature = "sql"))]
+fn cat_parquet(_: &ArchiveReader, _: usize, _: &[usize], _: &Path) -> Result<()> {
+    anyhow::bail!("this glyd was built without the sql feature, which writes Parquet")
 }
 
 /// Writes, treating a closed pipe (`glyd cat ... | head`) as the reader having seen enough.

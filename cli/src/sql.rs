@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::{bail, Context, Result};
+use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::parquet::arrow::ArrowWriter;
 use datafusion::parquet::basic::{Compression, ZstdLevel};
@@ -101,6 +102,17 @@ pub fn run(
     write_or_quit(&mut io::stdout().lock(), &render(&batches, format)?)
 }
 
+/// A Parquet writer compressing with zstd level 3 (the level Parquet users commonly pick).
+pub(crate) fn parquet_writer<W: io::Write + Send>(
+    out: W,
+    schema: SchemaRef,
+) -> Result<ArrowWriter<W>> {
+    let props = WriterProperties::builder()
+        .set_compression(Compression::ZSTD(ZstdLevel::try_new(3)?))
+        .build();
+    Ok(ArrowWriter::try_new(out, schema, Some(props))?)
+}
+
 /// Runs one statement to completion.
 pub(crate) async fn execute(ctx: &SessionContext, query: &str) -> Result<Vec<RecordBatch>> {
     // DataFusion's errors repeat their message in their source chain: keep the message only.
@@ -133,10 +145,7 @@ pub(crate) fn render(batches: &[RecordBatch], format: SqlFormat) -> Result<Vec<u
                 Some(b) => b.schema(),
                 None => Arc::new(datafusion::arrow::datatypes::Schema::empty()),
             };
-            let props = WriterProperties::builder()
-                .set_compression(Compression::ZSTD(ZstdLevel::try_new(3)?))
-                .build();
-            let mut w = ArrowWriter::try_new(&mut out, schema, Some(props))?;
+            let mut w = parquet_writer(&mut out, schema)?;
             for b in batches {
                 w.write(b)?;
             }

@@ -658,6 +658,59 @@ fn sql_reads_statements_from_a_pipe_and_has_log_functions() {
     );
 }
 
+#[cfg(feature = "sql")]
+#[test]
+fn cat_writes_parquet_with_the_archives_types() {
+    use datafusion::arrow::array::{AsArray, Int64Array};
+    use datafusion::parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("hdfs.csv"), std::fs::read(sample_csv()).unwrap()).unwrap();
+    assert!(run(&["-r", "hdfs.csv"], d).status.success());
+    let args = [
+        "cat",
+        "--format",
+        "parquet",
+        "--columns",
+        "LineId,Level",
+        "hdfs.csv.glyd",
+    ];
+    let o = run(&args, d);
+    assert!(o.status.success(), "{}", stderr(&o));
+    std::fs::write(d.join("cat.parquet"), &o.stdout).unwrap();
+    let file = std::fs::File::open(d.join("cat.parquet")).unwrap();
+    let batches: Vec<_> = ParquetRecordBatchReaderBuilder::try_new(file)
+        .unwrap()
+        .build()
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    let schema = batches[0].schema();
+    let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
+    assert_eq!(names, ["LineId", "Level"]);
+    let ids: Vec<i64> = batches
+        .iter()
+        .flat_map(|b| {
+            let a = b.column(0).as_any().downcast_ref::<Int64Array>().unwrap();
+            a.values().to_vec()
+        })
+        .collect();
+    assert_eq!(ids, (1..=2000).collect::<Vec<i64>>());
+    let info = batches
+        .iter()
+        .flat_map(|b| {
+            b.column(1)
+                .as_string::<i32>()
+                .iter()
+                .flatten()
+                .map(str::to_owned)
+                .collect::<Vec<_>>()
+        })
+        .filter(|l| l == "INFO")
+        .count();
+    assert_eq!(info, 1920);
+}
+
 #[test]
 fn pack_unpack_and_inspect_a_model() {
     let dir = tempfile::tempdir().unwrap();

@@ -552,28 +552,45 @@ fn decode_streams(
         .collect()
 }
 
-/// How column `i` of the row group `meta` (bytes from `src[0]`) is coded: decodes at most its
-/// integers and follows streams, not the column.
-pub fn column_coding(src: &[u8], meta: &RowGroupMeta, i: usize) -> Result<Coding> {
-    let cm = meta.columns.get(i).ok_or_else(|| {
+/// Column `i` of the row group `meta`, or a request error naming how many there are.
+fn column_meta(meta: &RowGroupMeta, i: usize) -> Result<&ColumnMeta> {
+    meta.columns.get(i).ok_or_else(|| {
         Error::Request(format!(
             "column {i} does not exist (the row group has {})",
             meta.columns.len()
         ))
-    })?;
+    })
+}
+
+/// Decodes only the streams of chunk `cm` that have one of `roles`, each with its role.
+fn chunk_streams(
+    src: &[u8],
+    meta: &RowGroupMeta,
+    cm: &ColumnMeta,
+    roles: &[Role],
+) -> Result<Vec<(u8, Vec<u8>)>> {
     let wanted: Vec<StreamMeta> = cm
         .streams
         .iter()
-        .filter(|s| s.role == Role::Ints as u8 || s.role == Role::Follows as u8)
+        .filter(|s| roles.iter().any(|&r| s.role == r as u8))
         .cloned()
         .collect();
-    let decoded = decode_streams(src, meta.offset, &wanted, chunk_limit(meta))?;
-    let get = |r: Role| {
-        decoded
-            .iter()
-            .find(|(role, _)| *role == r as u8)
-            .map(|(_, b)| b.as_slice())
-    };
+    decode_streams(src, meta.offset, &wanted, chunk_limit(meta))
+}
+
+/// The stream of `role` among `decoded`, if it is there.
+fn stream_of(decoded: &[(u8, Vec<u8>)], role: Role) -> Option<&[u8]> {
+    decoded
+        .iter()
+        .find(|(r, _)| *r == role as u8)
+        .map(|(_, b)| b.as_slice())
+}
+
+/// How column `i` of the row group `meta` (bytes from `src[0]`) is coded: decodes at most its
+/// integers and follows streams, not the column.
+pub fn column_coding(src: &[u8], meta: &RowGroupMeta, i: usize) -> Result<Coding> {
+    let cm = column_meta(meta, i)?;
+    let decoded = chunk_streams(src, meta, cm, &[Role::Ints, Role::Follows])?;
     let roles: Vec<Role> = cm
         .streams
         .iter()
@@ -582,8 +599,8 @@ pub fn column_coding(src: &[u8], meta: &RowGroupMeta, i: usize) -> Result<Coding
     Ok(Coding::of(
         cm.kind,
         &roles,
-        get(Role::Ints),
-        get(Role::Follows),
+        stream_of(&decoded, Role::Ints),
+        stream_of(&decoded, Role::Follows),
     ))
 }
 
@@ -591,30 +608,14 @@ pub fn column_coding(src: &[u8], meta: &RowGroupMeta, i: usize) -> Result<Coding
 /// chunk coded any other way), decoding only the dictionary's lengths and bytes: enough to
 /// tell whether a value occurs in the chunk without decoding a row.
 pub fn chunk_dictionary(src: &[u8], meta: &RowGroupMeta, i: usize) -> Result<Option<Vec<Vec<u8>>>> {
-    let cm = meta.columns.get(i).ok_or_else(|| {
-        Error::Request(format!(
-            "column {i} does not exist (the row group has {})",
-            meta.columns.len()
-        ))
-    })?;
+    let cm = column_meta(meta, i)?;
     let has = |r: Role| cm.streams.iter().any(|s| s.role == r as u8);
     if cm.kind != Kind::Text || !has(Role::Ids) || has(Role::Vars) || has(Role::Follows) {
         return Ok(None);
     }
-    let wanted: Vec<StreamMeta> = cm
-        .streams
-        .iter()
-        .filter(|s| s.role == Role::Lengths as u8 || s.role == Role::Bytes as u8)
-        .cloned()
-        .collect();
-    let decoded = decode_streams(src, meta.offset, &wanted, chunk_limit(meta))?;
-    let get = |r: Role| {
-        decoded
-            .iter()
-            .find(|(role, _)| *role == r as u8)
-            .map_or(&[][..], |(_, b)| b.as_slice())
-    };
-    let (lengths, bytes) = (get(Role::Lengths), get(Role::Bytes));
+    let decoded = chunk_streams(src, meta, cm, &[Role::Lengths, Role::Bytes])?;
+    let lengths = stream_of(&decoded, Role::Lengths).unwrap_or_default();
+    let bytes = stream_of(&decoded, Role::Bytes).unwrap_or_default();
     let mut c = Cursor::new(lengths, meta.offset, "dictionary lengths");
     let (mut entries, mut at) = (Vec::new(), 0usize);
     while !c.is_empty() {

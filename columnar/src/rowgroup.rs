@@ -644,12 +644,7 @@ pub fn decode_columns(
     let all: Vec<usize> = (0..meta.columns.len()).collect();
     let which = which.unwrap_or(&all);
     let decode_one = |i: usize| -> Result<Column> {
-        let cm = meta.columns.get(i).ok_or_else(|| {
-            Error::Request(format!(
-                "column {i} does not exist (the row group has {})",
-                meta.columns.len()
-            ))
-        })?;
+        let cm = column_meta(meta, i)?;
         let streams = decode_streams(src, meta.offset, &cm.streams, limit)?;
         let streams = streams
             .into_iter()

@@ -702,27 +702,28 @@ impl ArchiveReader {
             })
     }
 
-    /// How column `column` of row group `group` is coded (decodes at most two small streams).
-    pub fn coding(&self, group: usize, column: usize) -> Result<crate::column::Coding> {
+    /// Row group `group`'s header and bytes.
+    fn group(&self, group: usize) -> Result<(&RowGroupMeta, &[u8])> {
         let g = self.groups.get(group).ok_or_else(|| {
             Error::Request(format!(
                 "row group {group} out of range (the archive has {})",
                 self.groups.len()
             ))
         })?;
-        rowgroup::column_coding(&self.data[g.offset as usize..g.end as usize], g, column)
+        Ok((g, &self.data[g.offset as usize..g.end as usize]))
+    }
+
+    /// How column `column` of row group `group` is coded (decodes at most two small streams).
+    pub fn coding(&self, group: usize, column: usize) -> Result<crate::column::Coding> {
+        let (g, src) = self.group(group)?;
+        rowgroup::column_coding(src, g, column)
     }
 
     /// The distinct values of column `column` of row group `group` when that chunk is
     /// dictionary-coded text, sorted; `None` when it is coded another way.
     pub fn dictionary(&self, group: usize, column: usize) -> Result<Option<Vec<Vec<u8>>>> {
-        let g = self.groups.get(group).ok_or_else(|| {
-            Error::Request(format!(
-                "row group {group} out of range (the archive has {})",
-                self.groups.len()
-            ))
-        })?;
-        rowgroup::chunk_dictionary(&self.data[g.offset as usize..g.end as usize], g, column)
+        let (g, src) = self.group(group)?;
+        rowgroup::chunk_dictionary(src, g, column)
     }
 
     /// One batch per row group in `groups` (all of one table), holding the columns in

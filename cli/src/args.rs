@@ -178,6 +178,9 @@ pub enum RecordFormat {
     Sql,
     /// JSON lines: one object per line, each top-level key a column
     Jsonl,
+    /// Parquet: the file's Arrow data as columns (rebuilds as Parquet of the same data, not
+    /// the same bytes)
+    Parquet,
 }
 
 /// Output formats of `glyd cat`.

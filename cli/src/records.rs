@@ -49,7 +49,24 @@ fn shape(f: &Format) -> String {
         }
         Format::Delimited(d) => format!("{} columns", d.columns),
         Format::Sql => "SQL dump".into(),
+        Format::Arrow(schema) => format!("Parquet, {} columns", schema.fields().len()),
     }
+}
+
+/// `glyd -r` of a Parquet file: all of it is read (Parquet is read from its footer back),
+/// then archived as an Arrow table.
+fn compress_parquet<W: Write>(
+    reader: &mut dyn Read,
+    sample: Vec<u8>,
+    out: W,
+    opts: &WriteOptions,
+) -> Result<(u64, W, Stored)> {
+    let mut all = sample;
+    reader.read_to_end(&mut all)?;
+    let n = all.len() as u64;
+    let out = glyd_columnar::parquet::archive(bytes::Bytes::from(all), out, opts)?;
+    let shape = "Parquet data".to_string();
+    Ok((n, out, Stored::Records { shape }))
 }
 
 /// Compresses `reader` into `out` in record mode; returns input bytes, the inner writer and
@@ -61,7 +78,25 @@ pub fn compress<W: Write>(
     pump: impl Fn(&mut dyn Read, &mut dyn Write) -> io::Result<u64>,
 ) -> Result<(u64, W, Stored)> {
     let (sample, whole) = read_sample(reader, SAMPLE)?;
+    let opts = WriteOptions {
+        level: args.level(),
+        threads: args.threads,
+        row_group_size: args.row_group.unwrap_or(glyd_columnar::DEFAULT_ROW_GROUP),
+    };
+    let parquet = glyd_columnar::parquet::sniff(&sample);
+    match args.format {
+        None | Some(RecordFormat::Parquet) if parquet => {
+            return compress_parquet(reader, sample, out, &opts);
+        }
+        Some(RecordFormat::Parquet) => {
+            anyhow::bail!(
+                "--format parquet, but the input does not start with PAR1: not a Parquet file"
+            );
+        }
+        _ => {}
+    }
     let format = match args.format {
+        Some(RecordFormat::Parquet) => unreachable!("Parquet was handled above"),
         None => detect(&sample, whole),
         Some(RecordFormat::Csv) => sniff_with(&sample, whole, b',').map(Format::Delimited),
         Some(RecordFormat::Tsv) => sniff_with(&sample, whole, b'\t').map(Format::Delimited),
@@ -88,11 +123,6 @@ pub fn compress<W: Write>(
         // mode never costs more than plain compression.
         Some(d) if whole => {
             let shape = shape(&d);
-            let opts = WriteOptions {
-                level,
-                threads: args.threads,
-                row_group_size: args.row_group.unwrap_or(glyd_columnar::DEFAULT_ROW_GROUP),
-            };
             let mut w = RecordWriter::new(Vec::new(), d, &opts)?;
             w.write_all(&sample)?;
             let records = w.finish()?;
@@ -108,11 +138,6 @@ pub fn compress<W: Write>(
         }
         Some(d) => {
             let shape = shape(&d);
-            let opts = WriteOptions {
-                level,
-                threads: args.threads,
-                row_group_size: args.row_group.unwrap_or(glyd_columnar::DEFAULT_ROW_GROUP),
-            };
             let mut w = RecordWriter::new(out, d, &opts)?;
             w.write_all(&sample)?;
             let n = pump(reader, &mut w)? + sample.len() as u64;
@@ -137,13 +162,17 @@ pub fn compress_in_memory(data: &[u8], level: glyd_core::Level, threads: usize) 
         threads,
         block_size: None,
     };
-    let Some(d) = detect(&data[..data.len().min(SAMPLE)], whole) else {
-        return Ok(glyd_core::compress(data, &plain)?);
-    };
     let opts = WriteOptions {
         level,
         threads,
         row_group_size: glyd_columnar::DEFAULT_ROW_GROUP,
+    };
+    if glyd_columnar::parquet::sniff(data) {
+        let file = bytes::Bytes::copy_from_slice(data);
+        return Ok(glyd_columnar::parquet::archive(file, Vec::new(), &opts)?);
+    }
+    let Some(d) = detect(&data[..data.len().min(SAMPLE)], whole) else {
+        return Ok(glyd_core::compress(data, &plain)?);
     };
     let mut w = RecordWriter::new(Vec::new(), d, &opts)?;
     w.write_all(data)?;
@@ -229,6 +258,13 @@ fn describe_table(
 ) -> Result<()> {
     let d = &table.dialect;
     match d.style {
+        _ if r.is_arrow() => {
+            let _ = writeln!(
+                o,
+                "  Arrow table (from Parquet): {} columns; rebuilds as Parquet of the same data",
+                d.columns
+            );
+        }
         _ if d.delimiter == glyd_columnar::delimited::LINES => {
             let _ = writeln!(o, "  lines of text, as templates and variables");
         }
@@ -309,7 +345,14 @@ fn describe_table(
             [] => "-".to_string(),
             _ => format!("mixed ({} codings)", codings.len()),
         };
-        let ty = format!("{}{}", field.data_type(), if nulls > 0 { "?" } else { "" });
+        let mut ty = field.data_type().to_string();
+        if ty.chars().count() > 24 {
+            // Nested types spell their whole tree: the head says enough in a table.
+            ty = ty.chars().take(23).collect::<String>() + "…";
+        }
+        if nulls > 0 {
+            ty.push('?');
+        }
         let _ = writeln!(
             o,
             "  {:<24} {:<12} {:<22} {:>10} {:>10} {:>6.1}x",
@@ -390,13 +433,19 @@ pub fn cat(path: &Path, table: Option<&str>, columns: &[String], format: CatForm
             .read(Some(&projection), g..g + 1)
             .with_context(|| path.display().to_string())?;
         for b in &batches {
+            let cells = b
+                .columns()
+                .iter()
+                .map(|c| glyd_columnar::column::Cells::new(c.as_ref()))
+                .collect::<glyd_columnar::Result<Vec<_>>>()
+                .with_context(|| path.display().to_string())?;
             for row in 0..b.num_rows() {
                 if format == CatFormat::Jsonl {
                     line.push(b'{');
                 }
-                for (k, col) in b.columns().iter().enumerate() {
+                for (k, col) in cells.iter().enumerate() {
                     cell.clear();
-                    let v = glyd_columnar::column::spell(col.as_ref(), row, &mut cell);
+                    let v = col.spell(row, &mut cell);
                     match format {
                         CatFormat::Csv => {
                             if k > 0 {

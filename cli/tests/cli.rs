@@ -783,3 +783,112 @@ fn pack_unpack_and_inspect_a_model() {
         stderr(&o)
     );
 }
+
+/// A Parquet file of the parquet-testing corpus, read back as Arrow batches.
+fn parquet_batches(path: &Path) -> Vec<datafusion::arrow::record_batch::RecordBatch> {
+    use datafusion::parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+    let file = std::fs::File::open(path).unwrap();
+    ParquetRecordBatchReaderBuilder::try_new(file)
+        .unwrap()
+        .build()
+        .unwrap()
+        .map(Result::unwrap)
+        .collect()
+}
+
+fn parquet_testing(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../shared/corpus/parquet-testing")
+        .join(name)
+}
+
+#[test]
+fn parquet_in_and_out_keeps_the_arrow_data() {
+    use datafusion::arrow::compute::concat_batches;
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    for name in ["alltypes_plain.parquet", "nested_structs.rust.parquet"] {
+        std::fs::copy(parquet_testing(name), d.join(name)).unwrap();
+        let o = run(&["-r", "-v", name], d);
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert!(
+            stderr(&o).contains("as records, Parquet data"),
+            "{}",
+            stderr(&o)
+        );
+        let back = format!("back-{name}");
+        let o = run(&["-d", &format!("{name}.glyd"), "-o", &back], d);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let (want, got) = (
+            parquet_batches(&d.join(name)),
+            parquet_batches(&d.join(&back)),
+        );
+        let schema = want[0].schema();
+        assert_eq!(got[0].schema().fields(), schema.fields(), "{name}");
+        let (want, got) = (
+            concat_batches(&schema, &want).unwrap(),
+            concat_batches(&schema, &got).unwrap(),
+        );
+        for i in 0..schema.fields().len() {
+            assert_eq!(
+                want.column(i).to_data(),
+                got.column(i).to_data(),
+                "{name} column {i}"
+            );
+        }
+    }
+    // SQL reads the archive with the Parquet file's types.
+    let o = run(
+        &[
+            "sql",
+            "--format",
+            "csv",
+            "SELECT count(*) AS n, sum(id) AS ids, max(timestamp_col) AS last FROM alltypes_plain",
+            "alltypes_plain.parquet.glyd",
+        ],
+        d,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout),
+        "n,ids,last\n8,28,2009-04-01T00:01:00\n"
+    );
+    // Through pipes: archived from standard input, rebuilt to standard output.
+    let src = std::fs::read(d.join("alltypes_plain.parquet")).unwrap();
+    let mut child = glyd()
+        .args(["-r"])
+        .current_dir(d)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(&src).unwrap();
+    let archived = child.wait_with_output().unwrap();
+    assert!(archived.status.success());
+    std::fs::write(d.join("piped.glyd"), &archived.stdout).unwrap();
+    let o = run(&["-d", "-c", "piped.glyd"], d);
+    assert!(o.status.success(), "{}", stderr(&o));
+    std::fs::write(d.join("piped.parquet"), &o.stdout).unwrap();
+    assert_eq!(
+        parquet_batches(&d.join("piped.parquet")),
+        parquet_batches(&d.join("back-alltypes_plain.parquet"))
+    );
+}
+
+#[test]
+fn a_damaged_parquet_file_is_a_clean_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let src = std::fs::read(parquet_testing("alltypes_plain.parquet")).unwrap();
+    std::fs::write(d.join("cut.parquet"), &src[..src.len() / 2]).unwrap();
+    let o = run(&["-r", "cut.parquet"], d);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(e.contains("cut.parquet") && e.contains("Parquet"), "{e}");
+    assert!(
+        !d.join("cut.parquet.glyd").exists(),
+        "no output under the final name"
+    );
+    let o = run(&["-r", "--format", "parquet", "-c", "-"], d);
+    assert!(!o.status.success());
+}

@@ -16,6 +16,7 @@ use rayon::prelude::*;
 
 use glyd_core::Level;
 
+use crate::arrow_table;
 use crate::bytes::{put_prefixed, put_varint, Cursor};
 use crate::column::Kind;
 use crate::delimited::Dialect;
@@ -27,12 +28,16 @@ use crate::sql::{Segmenter, Table};
 pub const MAGIC: [u8; 4] = [0x89, b'G', b'L', b'R'];
 /// Last bytes of every record archive.
 pub const END_MAGIC: [u8; 4] = [b'R', b'L', b'G', 0x89];
-/// The format version this build writes and reads.
-pub const VERSION: u8 = 2;
+/// The format version this build writes (3: scaled integer planes, Arrow tables).
+pub const VERSION: u8 = 3;
+/// The oldest format version this build reads (version 2 is version 3 without what it added).
+pub const OLDEST_VERSION: u8 = 2;
 /// Format tag of delimited text in the header.
 const FORMAT_DELIMITED: u8 = 1;
 /// Format tag of a SQL dump in the header.
 const FORMAT_SQL: u8 = 2;
+/// Format tag of an Arrow table (from Parquet) in the header.
+const FORMAT_ARROW: u8 = 3;
 /// Name of the one table of a delimited archive.
 pub const RECORDS: &str = "records";
 
@@ -43,6 +48,9 @@ pub enum Format {
     Delimited(Dialect),
     /// A SQL dump: statements, and a table per COPY block's table.
     Sql,
+    /// One table of Arrow data with this schema (a Parquet file's), written by a
+    /// [`BatchWriter`]; it rebuilds as Parquet ([`crate::parquet`]).
+    Arrow(SchemaRef),
 }
 
 /// Guesses the format of `sample` (the start of an input; `whole` when it is all of it): a
@@ -72,6 +80,19 @@ impl Format {
                 dialect: d.clone(),
             },
             Format::Sql => Segmenter::default().tables.remove(0),
+            Format::Arrow(schema) => {
+                let names: Vec<String> = schema.fields().iter().map(|f| f.name().clone()).collect();
+                Table {
+                    name: RECORDS.into(),
+                    dialect: Dialect {
+                        delimiter: b',',
+                        style: crate::column::Style::Csv,
+                        columns: names.len(),
+                        header: None,
+                        names,
+                    },
+                }
+            }
         }
     }
 }
@@ -103,7 +124,7 @@ impl Default for WriteOptions {
     }
 }
 
-fn header_bytes(f: &Format, level: Level) -> Vec<u8> {
+fn header_bytes(f: &Format, level: Level) -> Result<Vec<u8>> {
     let mut desc = Vec::new();
     match f {
         Format::Delimited(d) => {
@@ -111,6 +132,10 @@ fn header_bytes(f: &Format, level: Level) -> Vec<u8> {
             d.encode(&mut desc);
         }
         Format::Sql => desc.push(FORMAT_SQL),
+        Format::Arrow(schema) => {
+            desc.push(FORMAT_ARROW);
+            put_prefixed(&mut desc, &arrow_table::schema_to_ipc(schema)?);
+        }
     }
     let mut out = MAGIC.to_vec();
     out.push(VERSION);
@@ -118,7 +143,7 @@ fn header_bytes(f: &Format, level: Level) -> Vec<u8> {
     put_prefixed(&mut out, &desc);
     let sum = glyd_core::checksum(&out[4..]);
     out.extend_from_slice(&sum.to_le_bytes());
-    out
+    Ok(out)
 }
 
 /// The archive header, parsed: the level it was written at and the format.
@@ -143,7 +168,7 @@ fn parse_header(src: &[u8]) -> Result<Option<Header>> {
     let mut c = Cursor::new(&src[4..], 4, "archive header");
     let parsed = (|| {
         let version = c.u8()?;
-        if version != VERSION {
+        if !(OLDEST_VERSION..=VERSION).contains(&version) {
             return Err(Error::UnsupportedVersion {
                 version,
                 supported: VERSION,
@@ -164,6 +189,7 @@ fn parse_header(src: &[u8]) -> Result<Option<Header>> {
         let format = match d.u8()? {
             FORMAT_DELIMITED => Format::Delimited(Dialect::decode(&mut d)?),
             FORMAT_SQL => Format::Sql,
+            FORMAT_ARROW => Format::Arrow(arrow_table::schema_from_ipc(d.prefixed()?)?),
             f => return Err(d.corrupt(format!("unknown record format {f}"))),
         };
         d.finish()?;
@@ -352,24 +378,34 @@ fn cut(buf: &[u8], range: Range<usize>, size: usize, all: bool) -> (Vec<Range<us
     (pieces, start)
 }
 
+/// Checks `opts` and makes the writer's own pool of exactly `opts.threads` workers (all cores
+/// for 0): row groups and their columns encode on it (`-T 1` really is one thread).
+fn workers(opts: &WriteOptions) -> Result<(usize, Option<rayon::ThreadPool>)> {
+    if !(1 << 10..=rowgroup::MAX_INPUT as usize).contains(&opts.row_group_size) {
+        return Err(Error::Request(format!(
+            "row group size {} is outside 1 KiB ..= 64 MiB",
+            opts.row_group_size
+        )));
+    }
+    let threads = glyd_core::resolve_threads(opts.threads);
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .ok();
+    Ok((threads, pool))
+}
+
 impl<W: Write> RecordWriter<W> {
     /// A writer of an archive of `format` (a [`Dialect`] for delimited records).
     pub fn new(mut inner: W, format: impl Into<Format>, opts: &WriteOptions) -> Result<Self> {
         let format = format.into();
-        if !(1 << 10..=rowgroup::MAX_INPUT as usize).contains(&opts.row_group_size) {
-            return Err(Error::Request(format!(
-                "row group size {} is outside 1 KiB ..= 64 MiB",
-                opts.row_group_size
-            )));
+        let (threads, pool) = workers(opts)?;
+        if let Format::Arrow(_) = format {
+            return Err(Error::Request(
+                "an Arrow table is written by a BatchWriter, not from text".into(),
+            ));
         }
-        let threads = glyd_core::resolve_threads(opts.threads);
-        // Our own pool of exactly `threads` workers: row groups and their columns encode on
-        // it (`-T 1` really is one thread).
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .build()
-            .ok();
-        let head = header_bytes(&format, opts.level);
+        let head = header_bytes(&format, opts.level)?;
         inner.write_all(&head)?;
         Ok(Self {
             inner,
@@ -497,6 +533,132 @@ impl<W: Write> Write for RecordWriter<W> {
     }
 }
 
+/// Streaming writer of an Arrow table archive ([`Format::Arrow`]): feed it record batches of
+/// one schema with [`BatchWriter::write`], then [`BatchWriter::finish`]. Rows are regrouped
+/// into row groups of about the row group size of Arrow data, encoded on all workers; memory
+/// stays bounded by row group size × threads.
+pub struct BatchWriter<W: Write> {
+    inner: W,
+    schema: SchemaRef,
+    opts: WriteOptions,
+    threads: usize,
+    pool: Option<rayon::ThreadPool>,
+    /// Rows not yet in a row group, and their Arrow size.
+    pending: Vec<RecordBatch>,
+    pending_size: usize,
+    /// Whole row groups waiting to be encoded together.
+    groups: Vec<RecordBatch>,
+    written: u64,
+    entries: Vec<Entry>,
+}
+
+impl<W: Write> BatchWriter<W> {
+    /// A writer of a table with `schema`.
+    pub fn new(mut inner: W, schema: SchemaRef, opts: &WriteOptions) -> Result<Self> {
+        let (threads, pool) = workers(opts)?;
+        let head = header_bytes(&Format::Arrow(schema.clone()), opts.level)?;
+        inner.write_all(&head)?;
+        Ok(Self {
+            inner,
+            schema,
+            opts: opts.clone(),
+            threads,
+            pool,
+            pending: Vec::new(),
+            pending_size: 0,
+            groups: Vec::new(),
+            written: head.len() as u64,
+            entries: Vec::new(),
+        })
+    }
+
+    /// Takes `batch` (of the writer's schema), encoding row groups as they fill.
+    pub fn write(&mut self, batch: &RecordBatch) -> Result<()> {
+        if batch.schema().fields() != self.schema.fields() {
+            return Err(Error::Request(format!(
+                "a batch with schema {} written to a table of schema {}",
+                batch.schema(),
+                self.schema
+            )));
+        }
+        let size = self.opts.row_group_size;
+        let mut rest = batch.clone();
+        while rest.num_rows() > 0 {
+            let bytes: usize = rest
+                .columns()
+                .iter()
+                .map(|a| arrow_table::size_of(a.as_ref()) as usize)
+                .sum();
+            // Rows that fill the current group, at this batch's average row size.
+            let room = size.saturating_sub(self.pending_size);
+            let per_row = bytes.div_ceil(rest.num_rows()).max(1);
+            let take = (room / per_row).clamp(1, rest.num_rows());
+            let piece = rest.slice(0, take);
+            self.pending_size += per_row * take;
+            self.pending.push(piece);
+            rest = rest.slice(take, rest.num_rows() - take);
+            if self.pending_size >= size {
+                self.close_group()?;
+            }
+        }
+        if self.groups.len() >= self.threads {
+            self.encode_groups()?;
+        }
+        Ok(())
+    }
+
+    /// Makes the pending rows one row group.
+    fn close_group(&mut self) -> Result<()> {
+        if self.pending.is_empty() {
+            return Ok(());
+        }
+        let group = arrow_select::concat::concat_batches(&self.schema, &self.pending)
+            .map_err(|e| Error::Request(format!("gathering rows into a row group: {e}")))?;
+        self.pending.clear();
+        self.pending_size = 0;
+        self.groups.push(group);
+        Ok(())
+    }
+
+    fn encode_groups(&mut self) -> Result<()> {
+        let level = self.opts.level;
+        let groups = &self.groups;
+        let encode = || -> Result<Vec<Vec<u8>>> {
+            groups
+                .par_iter()
+                .map(|b| rowgroup::encode_batch(b, 0, level))
+                .collect()
+        };
+        let encoded = match &self.pool {
+            Some(p) => p.install(encode),
+            None => encode(),
+        }?;
+        let columns = [self.schema.fields().len()];
+        for g in encoded {
+            let meta = rowgroup::parse_header(&g, self.written, &columns)?;
+            self.entries.push(Entry {
+                offset: self.written,
+                table: 0,
+                rows: meta.rows,
+                input_len: meta.input_len,
+            });
+            self.inner.write_all(&g)?;
+            self.written += g.len() as u64;
+        }
+        self.groups.clear();
+        Ok(())
+    }
+
+    /// Writes the remaining row groups and the footer; returns the inner writer.
+    pub fn finish(mut self) -> Result<W> {
+        self.close_group()?;
+        self.encode_groups()?;
+        self.inner.write_all(&footer_bytes(&self.entries))?;
+        self.inner.flush()?;
+        Ok(self.inner)
+    }
+}
+
 /// A record archive held in memory, indexed for random access.
 pub struct ArchiveReader {
     data: Vec<u8>,
@@ -506,6 +668,8 @@ pub struct ArchiveReader {
     groups: Vec<RowGroupMeta>,
     /// One schema per table.
     schemas: Vec<SchemaRef>,
+    /// Whether this is an Arrow table ([`Format::Arrow`]), which rebuilds as Parquet.
+    arrow: bool,
 }
 
 impl ArchiveReader {
@@ -584,9 +748,19 @@ impl ArchiveReader {
                 "bytes between the last row group and the footer",
             ));
         }
-        let schemas = (0..tables.len())
-            .map(|t| schema_of(t, &tables[t].dialect, &groups))
-            .collect();
+        let schemas = match &header.format {
+            Format::Arrow(schema) => vec![schema.clone()],
+            _ => (0..tables.len())
+                .map(|t| schema_of(t, &tables[t].dialect, &groups))
+                .collect(),
+        };
+        if let (Format::Arrow(_), true) = (&header.format, tables.len() > 1) {
+            return Err(Error::corrupt(
+                "archive",
+                header.len as u64,
+                "a table definition in an Arrow table archive",
+            ));
+        }
         Ok(Self {
             data,
             level: header.level,
@@ -594,7 +768,14 @@ impl ArchiveReader {
             header_len: header.len,
             groups,
             schemas,
+            arrow: matches!(header.format, Format::Arrow(_)),
         })
+    }
+
+    /// Whether the archive holds an Arrow table (from Parquet): it rebuilds as a Parquet file
+    /// of the same Arrow data, not as the original bytes.
+    pub fn is_arrow(&self) -> bool {
+        self.arrow
     }
 
     /// The archive's tables: one for delimited records; for a SQL dump, the statements (table
@@ -760,10 +941,18 @@ impl ArchiveReader {
             .map(|g| {
                 let src = &self.data[g.offset as usize..g.end as usize];
                 let columns = rowgroup::decode_columns(src, g, Some(&cols))?;
+                let rows = g.rows as usize;
                 let arrays = columns
                     .iter()
                     .zip(&cols)
-                    .map(|(c, &i)| c.to_arrow(g.rows as usize, full.field(i).data_type()))
+                    .map(|(c, &i)| {
+                        let target = full.field(i).data_type();
+                        if self.arrow {
+                            arrow_table::to_target(c, rows, target)
+                        } else {
+                            c.to_arrow(rows, target)
+                        }
+                    })
                     .collect::<Result<Vec<_>>>()?;
                 RecordBatch::try_new(schema.clone(), arrays)
                     .map_err(|e| Error::corrupt("row group", g.offset, e.to_string()))
@@ -771,8 +960,12 @@ impl ArchiveReader {
             .collect()
     }
 
-    /// Writes the original input to `out`; returns its length.
+    /// Writes the original input to `out` (for an Arrow table, a Parquet file of its data);
+    /// returns its length.
     pub fn rebuild_to(&self, mut out: impl Write) -> Result<u64> {
+        if self.arrow {
+            return crate::parquet::write_table(self, out);
+        }
         let mut total = 0u64;
         if let Some(h) = &self.dialect().header {
             out.write_all(h)?;
@@ -827,7 +1020,8 @@ fn schema_of(table: usize, d: &Dialect, groups: &[RowGroupMeta]) -> SchemaRef {
 }
 
 /// Reads a record archive from `src` (a pipe will do: it is read front to back) and writes the
-/// original input to `out`; returns its length.
+/// original input to `out` (for an Arrow table, read whole, a Parquet file of its data);
+/// returns its length.
 pub fn rebuild(mut src: impl Read, mut out: impl Write) -> Result<u64> {
     let mut buf = Vec::new();
     let header = loop {
@@ -841,6 +1035,11 @@ pub fn rebuild(mut src: impl Read, mut out: impl Write) -> Result<u64> {
             });
         }
     };
+    if let Format::Arrow(_) = header.format {
+        // Parquet is written from the footer back: the archive is read whole first.
+        src.read_to_end(&mut buf)?;
+        return ArchiveReader::from_bytes(buf)?.rebuild_to(out);
+    }
     let mut tables = vec![header.format.first_table()];
     let mut total = 0u64;
     if let Some(h) = &tables[0].dialect.header {

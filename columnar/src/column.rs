@@ -98,6 +98,9 @@ pub enum Kind {
     /// Units of `10^-places` seconds since 1970-01-01 00:00:00, spelled as the format says.
     Timestamp(TimeFormat),
     Text,
+    /// A column of an Arrow table ([`crate::arrow_table`]) stored as Arrow IPC: any type,
+    /// nested included; the table's schema gives it.
+    Arrow,
 }
 
 impl Kind {
@@ -109,6 +112,8 @@ impl Kind {
             Kind::Date => DataType::Date32,
             Kind::Timestamp(f) => DataType::Timestamp(arrow_unit(f).0, None),
             Kind::Text => DataType::Utf8,
+            // The table schema holds the real type; a chunk read against another is refused.
+            Kind::Arrow => DataType::Binary,
         }
     }
 
@@ -120,6 +125,7 @@ impl Kind {
             Kind::Timestamp(f) if f.places == 0 => "timestamp".into(),
             Kind::Timestamp(f) => format!("timestamp({})", f.places),
             Kind::Text => "text".into(),
+            Kind::Arrow => "arrow".into(),
         }
     }
 }
@@ -158,6 +164,11 @@ pub enum Role {
     /// mode byte): its value is a function of the other's, stored once per distinct value of
     /// the other, or the other's value itself.
     Follows = 6,
+    /// A text column coded as words ([`crate::words`]): tokens per row; then the ids of the
+    /// tokens that start a row or follow a separator, and of those that follow a word.
+    TokenCounts = 7,
+    Words = 8,
+    Separators = 9,
 }
 
 impl Role {
@@ -170,6 +181,9 @@ impl Role {
             4 => Role::Ids,
             5 => Role::Vars,
             6 => Role::Follows,
+            7 => Role::TokenCounts,
+            8 => Role::Words,
+            9 => Role::Separators,
             _ => return None,
         })
     }
@@ -477,11 +491,22 @@ pub fn encode(col: &RawColumn, empty_is_null: bool) -> Vec<EncodedColumn> {
                 Kind::Decimal(_) => text::parse_decimal(v).map(|(x, _)| x),
                 Kind::Date => text::parse_date(v),
                 Kind::Timestamp(_) => text::parse_timestamp(v).map(|(t, _)| t),
-                Kind::Text => unreachable!(),
+                Kind::Text | Kind::Arrow => unreachable!("infer types text as text"),
             }
             .expect("infer checked every value"),
         );
     }
+    encode_typed(kind, flags, values, col.data.len() as u64)
+}
+
+/// The candidate codings of a typed column: `flags` per row ([`BARE`] or a null flag), the
+/// present rows' `values` in row order, and the bytes they were spelled in.
+pub fn encode_typed(
+    kind: Kind,
+    flags: Vec<u8>,
+    values: Vec<i64>,
+    raw_bytes: u64,
+) -> Vec<EncodedColumn> {
     let nulls = (flags.len() - values.len()) as u64;
     let flagged = flags.iter().any(|&f| f != BARE);
     let stats = Stats {
@@ -498,24 +523,20 @@ pub fn encode(col: &RawColumn, empty_is_null: bool) -> Vec<EncodedColumn> {
         streams.push((Role::Flags, flags));
     }
     // One candidate per integer coding; the row group keeps the one that compresses smallest.
-    [
-        encode_ints(&values),
-        planes(&values, false),
-        planes(&values, true),
-    ]
-    .into_iter()
-    .map(|ints| {
-        let mut streams = streams.clone();
-        streams.push((Role::Ints, ints));
-        EncodedColumn {
-            kind,
-            values: values.clone(),
-            raw_bytes: col.data.len() as u64,
-            stats: stats.clone(),
-            streams,
-        }
-    })
-    .collect()
+    int_streams(&values)
+        .into_iter()
+        .map(|ints| {
+            let mut streams = streams.clone();
+            streams.push((Role::Ints, ints));
+            EncodedColumn {
+                kind,
+                values: values.clone(),
+                raw_bytes,
+                stats: stats.clone(),
+                streams,
+            }
+        })
+        .collect()
 }
 
 /// Integer stream mode: differences from another column of the row group, row by row (its
@@ -557,7 +578,7 @@ pub fn linked_candidates(
         Link::Relative(_) => RELATIVE,
         Link::Ordered(_) => ORDERED,
     };
-    [encode_ints(&seq), planes(&seq, false), planes(&seq, true)]
+    int_streams(&seq)
         .into_iter()
         .map(|inner| {
             let mut out = vec![mode];
@@ -664,6 +685,11 @@ pub fn resolve_links(columns: &mut [Option<Column>], rows: usize, max_text: usiz
                     Some(Some(base)) if b != j && is_linked(base) => {
                         waiting = true;
                         continue;
+                    }
+                    Some(Some(Column::Arrow(_))) => {
+                        return Err(bad(format!(
+                            "column {j} follows column {b}, an Arrow column"
+                        )))
                     }
                     Some(Some(base)) if b != j => base,
                     _ => {
@@ -795,6 +821,8 @@ pub enum Coding {
     Plain,
     Dictionary,
     Templates,
+    /// Text as a vocabulary of tokens and each row's token ids ([`crate::words`]).
+    Words,
     /// Text with one value per distinct value of another column, or that column's values
     /// ([`Role::Follows`]).
     Follows(Follow),
@@ -806,10 +834,14 @@ pub enum Coding {
     Planes {
         deltas: bool,
     },
+    /// Integers as byte planes of (value minus the smallest) ÷ their common step (mode 6).
+    ScaledPlanes,
     /// Integers stored against another column ([`RELATIVE`], [`ORDERED`]).
     Linked(Link),
     /// A typed column whose every row is null.
     Nulls,
+    /// A column of an Arrow table stored as Arrow IPC ([`Kind::Arrow`]).
+    Arrow,
 }
 
 impl Coding {
@@ -821,10 +853,14 @@ impl Coding {
             let mut c = Cursor::new(b, 0, "column index");
             c.bounded(u64::from(u32::MAX), "column index").ok()
         };
+        if kind == Kind::Arrow {
+            return Coding::Arrow;
+        }
         if kind == Kind::Text {
             return match follows.and_then(|f| Follow::parse(f).ok()) {
                 Some(f) => Coding::Follows(f),
                 None if roles.contains(&Role::Vars) => Coding::Templates,
+                None if roles.contains(&Role::TokenCounts) => Coding::Words,
                 None if roles.contains(&Role::Ids) => Coding::Dictionary,
                 None => Coding::Plain,
             };
@@ -845,6 +881,7 @@ impl Coding {
             m @ (PLANES | DELTA_PLANES) => Coding::Planes {
                 deltas: m == DELTA_PLANES,
             },
+            SCALED_PLANES => Coding::ScaledPlanes,
             m => Coding::Varints { deltas: m == 1 },
         }
     }
@@ -855,21 +892,80 @@ impl Coding {
             Coding::Plain => "plain".into(),
             Coding::Dictionary => "dictionary".into(),
             Coding::Templates => "templates".into(),
+            Coding::Words => "words".into(),
             Coding::Follows(Follow::Entries(b)) => format!("follows {}", name(b)),
             Coding::Follows(Follow::Copy(b)) => format!("same as {}", name(b)),
             Coding::Varints { deltas: false } => "varints".into(),
             Coding::Varints { deltas: true } => "varint deltas".into(),
             Coding::Planes { deltas: false } => "byte planes".into(),
             Coding::Planes { deltas: true } => "delta byte planes".into(),
+            Coding::ScaledPlanes => "scaled byte planes".into(),
             Coding::Linked(Link::Relative(b)) => format!("minus {}", name(b)),
             Coding::Linked(Link::Ordered(b)) => format!("in order of {}", name(b)),
             Coding::Nulls => "all null".into(),
+            Coding::Arrow => "Arrow IPC".into(),
         }
     }
 }
 
 /// Integer stream mode: byte planes of each value minus the smallest.
 const PLANES: u8 = 2;
+/// Integer stream mode: byte planes of each value minus the smallest, divided by the values'
+/// common step (quantities spelled `17.00`: multiples of 100 once scaled).
+const SCALED_PLANES: u8 = 6;
+
+/// Every integer stream worth compressing for `values` (the row group keeps the smallest):
+/// varints, byte planes, delta byte planes and, when the values share a step above 1,
+/// scaled byte planes.
+fn int_streams(values: &[i64]) -> Vec<Vec<u8>> {
+    let mut out = vec![
+        encode_ints(values),
+        planes(values, false),
+        planes(values, true),
+    ];
+    if let Some(p) = scaled_planes(values) {
+        out.push(p);
+    }
+    out
+}
+
+fn gcd(mut a: u64, mut b: u64) -> u64 {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
+}
+
+/// Values as (v − min) / step planes (mode 6), when their differences from the smallest share
+/// a step of 2 or more.
+fn scaled_planes(values: &[i64]) -> Option<Vec<u8>> {
+    let base = values.iter().copied().min()?;
+    let mut step = 0u64;
+    for &v in values {
+        step = gcd(step, v.wrapping_sub(base) as u64);
+        if step == 1 {
+            return None;
+        }
+    }
+    if step < 2 {
+        return None;
+    }
+    let units: Vec<u64> = values
+        .iter()
+        .map(|&v| v.wrapping_sub(base) as u64 / step)
+        .collect();
+    let max = units.iter().copied().max().unwrap_or(0);
+    let width = (64 - max.leading_zeros()).div_ceil(8) as usize;
+    let mut out = Vec::with_capacity(24 + width * units.len());
+    out.push(SCALED_PLANES);
+    out.push(width as u8);
+    put_varint(&mut out, zigzag(base));
+    put_varint(&mut out, step);
+    for plane in 0..width {
+        out.extend(units.iter().map(|&u| (u >> (8 * plane)) as u8));
+    }
+    Some(out)
+}
 /// Integer stream mode: byte planes of zigzag differences from the value before.
 const DELTA_PLANES: u8 = 3;
 
@@ -939,12 +1035,17 @@ fn encode_ints(values: &[i64]) -> Vec<u8> {
 fn decode_ints(src: &[u8], count: usize) -> Result<Vec<i64>> {
     let mut c = Cursor::new(src, 0, "integer stream");
     let mode = c.u8()?;
-    if mode == PLANES || mode == DELTA_PLANES {
+    if mode == PLANES || mode == DELTA_PLANES || mode == SCALED_PLANES {
         let width = c.u8()? as usize;
         if width > 8 {
             return Err(c.corrupt(format!("integer planes {width} bytes wide")));
         }
-        let base = if mode == PLANES { c.signed()? } else { 0 };
+        let base = if mode == DELTA_PLANES { 0 } else { c.signed()? };
+        let step = if mode == SCALED_PLANES {
+            c.varint()?
+        } else {
+            1
+        };
         if c.remaining() != width * count {
             return Err(c.corrupt(format!(
                 "{} bytes of planes for {count} values {width} bytes wide",
@@ -962,8 +1063,9 @@ fn decode_ints(src: &[u8], count: usize) -> Result<Vec<i64>> {
         return Ok(units
             .into_iter()
             .map(|u| {
-                if mode == PLANES {
-                    base.wrapping_add(u as i64)
+                if mode != DELTA_PLANES {
+                    // Wrapping, as the writer's differences were: any stored bits decode.
+                    base.wrapping_add(u.wrapping_mul(step) as i64)
                 } else {
                     prev = prev.wrapping_add(unzigzag(u));
                     prev
@@ -990,7 +1092,7 @@ fn decode_ints(src: &[u8], count: usize) -> Result<Vec<i64>> {
 }
 
 /// Rows looked at to decide whether a dictionary or templates are worth trying.
-const SAMPLE_ROWS: usize = 1024;
+pub(crate) const SAMPLE_ROWS: usize = 1024;
 
 /// Hash maps keyed by column values: a fast hash (FxHash); the keys are the input's own bytes
 /// and nothing here needs protection from chosen collisions beyond a slower encode.
@@ -1028,7 +1130,8 @@ fn ids_stream(ids: impl ExactSizeIterator<Item = u32>, entries: usize) -> Vec<u8
 /// Text candidates: a dictionary when values repeat enough (at most half as many distinct
 /// values as rows), plain otherwise; and templates with variables when values have tokens
 /// with digits.
-fn encode_text(col: &RawColumn) -> Vec<EncodedColumn> {
+/// The candidate codings of a text column (plain, dictionary, templates).
+pub fn encode_text(col: &RawColumn) -> Vec<EncodedColumn> {
     let rows = col.rows();
     let values = || (0..rows).map(|r| col.value(r));
     let mut stats = Stats::default();
@@ -1075,6 +1178,21 @@ fn encode_text(col: &RawColumn) -> Vec<EncodedColumn> {
             stats.clone(),
             vec![(Role::Lengths, lengths), (Role::Bytes, bytes)],
         ));
+        if let Some(w) = crate::words::pays(col)
+            .then(|| crate::words::encode(col))
+            .flatten()
+        {
+            out.push(candidate(
+                stats.clone(),
+                vec![
+                    (Role::Lengths, w.lengths),
+                    (Role::Bytes, w.bytes),
+                    (Role::TokenCounts, w.counts),
+                    (Role::Words, w.words),
+                    (Role::Separators, w.separators),
+                ],
+            ));
+        }
     } else {
         let mut dict: Vec<&[u8]> = seen.keys().copied().collect();
         dict.sort_unstable();
@@ -1139,6 +1257,8 @@ pub enum Column {
         /// and `ids` is unset.
         follows: Option<Follow>,
     },
+    /// A column of an Arrow table as its Arrow IPC stream (see [`Kind::Arrow`]).
+    Arrow(Vec<u8>),
 }
 
 /// Takes the stream for `role` out of `streams` (empty when the chunk did not store it).
@@ -1160,6 +1280,12 @@ pub fn decode(
     mut streams: Vec<(Role, Vec<u8>)>,
 ) -> Result<Column> {
     let bad = |detail: String| Error::corrupt("column chunk", 0, detail);
+    if kind == Kind::Arrow {
+        return match streams.as_mut_slice() {
+            [(Role::Bytes, ipc)] => Ok(Column::Arrow(std::mem::take(ipc))),
+            _ => Err(bad("an Arrow column chunk is one stream of bytes".into())),
+        };
+    }
     let flags = take(&mut streams, Role::Flags);
     if let Some(f) = &flags {
         if f.len() != rows {
@@ -1207,6 +1333,14 @@ pub fn decode(
     let data = take(&mut streams, Role::Bytes).unwrap_or_default();
     let ids = take(&mut streams, Role::Ids);
     let vars = take(&mut streams, Role::Vars);
+    let counts = take(&mut streams, Role::TokenCounts);
+    let (words, separators) = (
+        take(&mut streams, Role::Words),
+        take(&mut streams, Role::Separators),
+    );
+    if counts.is_none() && (words.is_some() || separators.is_some()) {
+        return Err(bad("word ids without token counts".into()));
+    }
     if vars.is_some() && ids.is_none() {
         return Err(bad("template variables without template ids".into()));
     }
@@ -1238,6 +1372,28 @@ pub fn decode(
         return Err(bad("text bytes longer than their lengths".into()));
     }
     let entry_count = offsets.len() - 1;
+    if let Some(counts) = counts {
+        if ids.is_some() || vars.is_some() || follows.is_some() {
+            return Err(bad("words with ids, variables or follows".into()));
+        }
+        let (values, ends) = crate::words::decode(
+            &data,
+            &offsets,
+            &counts,
+            &words.unwrap_or_default(),
+            &separators.unwrap_or_default(),
+            rows,
+            max_text,
+        )
+        .map_err(bad)?;
+        return Ok(Column::Text {
+            flags,
+            data: values,
+            offsets: ends,
+            ids: None,
+            follows: None,
+        });
+    }
     let ids = match ids {
         None if follows.is_some() => None,
         None => {
@@ -1333,6 +1489,9 @@ impl Column {
         if rows == 0 {
             return Ok(arrow_array::new_empty_array(target));
         }
+        if let Column::Arrow(ipc) = self {
+            return crate::arrow_table::array_from_ipc(ipc, rows, target);
+        }
         let as_text = *target == DataType::Utf8;
         if let Column::Typed { kind, .. } = self {
             if !as_text && kind.data_type() != *target {
@@ -1402,7 +1561,7 @@ impl Column {
                             )),
                         }
                     }
-                    Kind::Text => unreachable!("typed columns are not text"),
+                    Kind::Text | Kind::Arrow => unreachable!("typed columns are not text"),
                 })
             }
             Column::Text {
@@ -1479,6 +1638,7 @@ impl Column {
                 .map_err(|e| Error::corrupt("text column", 0, e.to_string()))?;
                 Ok(Arc::new(arr))
             }
+            Column::Arrow(_) => unreachable!("Arrow columns returned above"),
         }
     }
 }
@@ -1522,7 +1682,7 @@ impl ColumnWriter<'_> {
                         self.dates.put_timestamp(data, v, *f);
                         ends.push(data.len());
                     }),
-                    Kind::Text => unreachable!("typed columns are not text"),
+                    Kind::Text | Kind::Arrow => unreachable!("typed columns are not text"),
                 }
                 self.next_present += n;
                 self.next_value += n;
@@ -1581,6 +1741,8 @@ impl ColumnWriter<'_> {
         let row = self.next_value;
         self.next_value += 1;
         match self.col {
+            // Arrow tables rebuild as Parquet, never as text: their columns spell nothing.
+            Column::Arrow(_) => NULL,
             Column::Typed { kind, flags, .. } => {
                 let flag = Column::flag(flags, row);
                 if has_value(flag) {
@@ -1599,7 +1761,7 @@ impl ColumnWriter<'_> {
                         Kind::Decimal(p) => text::put_decimal(out, v, *p),
                         Kind::Date => self.dates.put(out, v),
                         Kind::Timestamp(f) => self.dates.put_timestamp(out, v, *f),
-                        Kind::Text => unreachable!(),
+                        Kind::Text | Kind::Arrow => unreachable!("typed columns are not text"),
                     }
                     if quoted {
                         out.push(self.style.quote());
@@ -1640,6 +1802,61 @@ impl ColumnWriter<'_> {
                 flag
             }
         }
+    }
+}
+
+/// Spells the values of one array the reader produced, as `glyd cat` prints them: the record
+/// engine's own types as they were spelled in the input ([`spell`]), any other Arrow type (an
+/// Arrow table's) as Arrow displays it.
+pub struct Cells<'a> {
+    array: &'a dyn arrow_array::Array,
+    display: Option<arrow_cast::display::ArrayFormatter<'a>>,
+}
+
+impl<'a> Cells<'a> {
+    pub fn new(array: &'a dyn arrow_array::Array) -> Result<Self> {
+        let own = matches!(
+            array.data_type(),
+            DataType::Int64
+                | DataType::Decimal128(18, _)
+                | DataType::Date32
+                | DataType::Utf8
+                | DataType::Timestamp(
+                    TimeUnit::Second | TimeUnit::Millisecond | TimeUnit::Microsecond,
+                    None
+                )
+        );
+        let display = if own {
+            None
+        } else {
+            let options = arrow_cast::display::FormatOptions::default();
+            Some(
+                arrow_cast::display::ArrayFormatter::try_new(array, &options)
+                    .map_err(|e| Error::Request(e.to_string()))?,
+            )
+        };
+        Ok(Self { array, display })
+    }
+
+    /// Appends the value at `row`; returns what [`spell`] does.
+    pub fn spell(&self, row: usize, out: &mut Vec<u8>) -> Option<bool> {
+        let Some(f) = &self.display else {
+            return spell(self.array, row, out);
+        };
+        if self.array.is_null(row) {
+            return None;
+        }
+        let start = out.len();
+        let _ = std::io::Write::write_fmt(out, format_args!("{}", f.value(row)));
+        let t = self.array.data_type();
+        let written = &out[start..];
+        // A number or a boolean is bare in JSON; NaN and infinities are not JSON numbers.
+        let number = (t.is_numeric()
+            && written
+                .iter()
+                .all(|c| c.is_ascii_digit() || b"+-.eE".contains(c)))
+            || *t == DataType::Boolean;
+        Some(number && !written.is_empty())
     }
 }
 
@@ -1740,6 +1957,31 @@ mod tests {
                 let mut cols = vec![typed(base.clone(), None, None), Some(col)];
                 resolve_links(&mut cols, rows.len(), 1 << 20).unwrap();
                 prop_assert_eq!(values(&cols[1]), &vals[..]);
+            }
+        }
+    }
+
+    proptest! {
+        /// Every integer stream decodes to its values: multiples of a step (scaled planes)
+        /// and extremes whose differences wrap included.
+        #[test]
+        fn integer_streams_decode_to_their_values(
+            units in proptest::collection::vec(any::<i64>(), 1..300),
+            step in prop_oneof![Just(1i64), Just(100), Just(7), any::<i64>()],
+            shift in any::<i64>(),
+        ) {
+            let values: Vec<i64> = units
+                .iter()
+                .map(|&u| (u % 1000).wrapping_mul(step).wrapping_add(shift))
+                .collect();
+            let streams = int_streams(&values);
+            // A small step over values that do not wrap is always found.
+            let exact = (2..=100).contains(&step) && shift.unsigned_abs() < 1 << 60;
+            if exact && values.iter().any(|&v| v != values[0]) {
+                prop_assert!(streams.iter().any(|s| s[0] == SCALED_PLANES));
+            }
+            for s in streams {
+                prop_assert_eq!(&decode_ints(&s, values.len()).unwrap(), &values);
             }
         }
     }

@@ -20,7 +20,7 @@ pub enum Error {
     BadMagic { found: String },
 
     /// The archive was written by a newer format version.
-    #[error("unsupported record archive version {version}: this build reads version {supported}; upgrade glyd")]
+    #[error("unsupported record archive version {version}: this build reads versions up to {supported}; upgrade glyd")]
     UnsupportedVersion { version: u8, supported: u8 },
 
     /// The archive ends in the middle of a structure.
@@ -34,6 +34,10 @@ pub enum Error {
         offset: u64,
         detail: String,
     },
+
+    /// A Parquet file could not be read or written (arrow-rs says why).
+    #[error("Parquet: {0}")]
+    Parquet(String),
 
     /// A request the archive cannot answer (unknown column, row group out of range).
     #[error("{0}")]

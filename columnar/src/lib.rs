@@ -1,8 +1,10 @@
 //! glyd-columnar: the record engine. It recognizes records in text (delimited text — CSV/TSV
-//! and kin —, JSON lines, log lines, and SQL dumps whose COPY blocks become tables), shreds them into typed columns (integers, decimals, dates, text), codes
-//! each column with what suits it, and writes a record archive: row groups of checksummed
-//! column chunks with statistics, which reads back as Arrow `RecordBatch`es or rebuilds the
-//! original bytes exactly. `docs/FORMAT.md` §7 specifies the archive.
+//! and kin —, JSON lines, log lines, and SQL dumps whose COPY blocks become tables), shreds
+//! them into typed columns (integers, decimals, dates, text), codes each column with what suits
+//! it, and writes a record archive: row groups of checksummed column chunks with statistics,
+//! which reads back as Arrow `RecordBatch`es or rebuilds the original bytes exactly. Parquet
+//! files become archives of their Arrow data ([`parquet`]), which rebuild as Parquet of the
+//! same data. `docs/FORMAT.md` §7 specifies the archive.
 //!
 //! ```
 //! use std::io::Write;
@@ -24,6 +26,7 @@
 //! ```
 
 mod archive;
+mod arrow_table;
 mod bytes;
 pub mod column;
 pub mod delimited;
@@ -32,14 +35,16 @@ mod exceptions;
 pub mod fields;
 pub mod json;
 pub mod logtime;
+pub mod parquet;
 pub mod rowgroup;
 pub mod shape;
 pub mod sql;
 pub mod template;
 pub mod text;
+pub mod words;
 
 pub use archive::{
-    detect, is_archive, rebuild, ArchiveReader, Format, RecordWriter, WriteOptions,
+    detect, is_archive, rebuild, ArchiveReader, BatchWriter, Format, RecordWriter, WriteOptions,
     DEFAULT_ROW_GROUP, RECORDS,
 };
 pub use delimited::{sniff, sniff_with, Dialect};

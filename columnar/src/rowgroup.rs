@@ -3,11 +3,13 @@
 //! kind each column is and its statistics. Encoding verifies itself: a row group whose rebuild
 //! would differ from its input is stored as one verbatim exception instead.
 
+use arrow_array::RecordBatch;
 use rayon::prelude::*;
 
 use glyd_core::chunk::{decode_chunk, encode_chunk};
 use glyd_core::Level;
 
+use crate::arrow_table;
 use crate::bytes::{put_varint, zigzag, Cursor};
 use crate::column::{self, Coding, Column, Kind, Link, RawColumn, Role, Stats};
 use crate::delimited::{self, Dialect, LF};
@@ -81,6 +83,7 @@ fn kind_code(k: Kind) -> (u8, Option<u8>) {
         Kind::Date => (2, None),
         Kind::Timestamp(f) => (4, Some(f.to_byte())),
         Kind::Text => (3, None),
+        Kind::Arrow => (5, None),
     }
 }
 
@@ -192,6 +195,86 @@ pub fn encode(src: &[u8], table: usize, d: &Dialect, level: Level) -> Vec<u8> {
     }
 }
 
+/// Codes one row group of an Arrow table (see [`crate::arrow_table`]): `batch`'s columns,
+/// returning the row group's bytes (tag first). Verifies that it reads back as `batch`; in
+/// the unexpected case that it does not, every column is stored as Arrow IPC instead.
+///
+/// The header's input size is the Arrow data's size (IPC bytes for IPC columns, at least one
+/// per row), which bounds what a reader decodes; its checksum is 0, since there are no input
+/// bytes to rebuild: every chunk carries its own.
+pub fn encode_batch(batch: &RecordBatch, table: usize, level: Level) -> Result<Vec<u8>> {
+    let coded = batch
+        .columns()
+        .par_iter()
+        .map(arrow_table::encode_array)
+        .collect::<Result<Vec<_>>>()?;
+    let (raw, mut candidates): (Vec<RawColumn>, Vec<_>) = coded.into_iter().unzip();
+    add_linked_candidates(&mut candidates, &raw);
+    let out = assemble_batch(batch, table, candidates, level);
+    if verify_batch(&out, batch, table).is_ok() {
+        return Ok(out);
+    }
+    let ipc = batch
+        .columns()
+        .iter()
+        .map(|a| {
+            let ipc = arrow_table::array_to_ipc(a)?;
+            Ok(vec![column::EncodedColumn {
+                kind: Kind::Arrow,
+                values: Vec::new(),
+                raw_bytes: ipc.len() as u64,
+                stats: Stats {
+                    nulls: a.null_count() as u64,
+                    ..Stats::default()
+                },
+                streams: vec![(Role::Bytes, ipc)],
+            }])
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let out = assemble_batch(batch, table, ipc, level);
+    verify_batch(&out, batch, table)?;
+    Ok(out)
+}
+
+fn assemble_batch(
+    batch: &RecordBatch,
+    table: usize,
+    candidates: Vec<Vec<column::EncodedColumn>>,
+    level: Level,
+) -> Vec<u8> {
+    let rows = batch.num_rows() as u64;
+    let size: u64 = candidates.iter().map(|c| c[0].raw_bytes).sum();
+    assemble(
+        table,
+        (size.max(rows), rows, 0),
+        candidates,
+        Vec::new(),
+        level,
+    )
+}
+
+fn verify_batch(encoded: &[u8], batch: &RecordBatch, table: usize) -> Result<()> {
+    let mut columns = vec![0; table + 1];
+    columns[table] = batch.num_columns();
+    let meta = parse_header(encoded, 0, &columns)?;
+    let decoded = decode_columns(encoded, &meta, None)?;
+    for ((c, a), f) in decoded
+        .iter()
+        .zip(batch.columns())
+        .zip(batch.schema().fields())
+    {
+        let back = arrow_table::to_target(c, batch.num_rows(), f.data_type())?;
+        if back.to_data() != a.to_data() {
+            return Err(Error::corrupt(
+                "row group",
+                0,
+                format!("column {} reads back differently", f.name()),
+            ));
+        }
+    }
+    Ok(())
+}
+
 fn verify(encoded: &[u8], src: &[u8], table: usize, d: &Dialect) -> Result<()> {
     let mut columns = vec![0; table + 1];
     columns[table] = d.columns;
@@ -235,6 +318,26 @@ fn encode_shredded(
         row_streams.push((RowRole::Shapes as u8, list));
         row_streams.push((RowRole::ShapeIds as u8, ids));
     }
+    let sum = glyd_core::checksum(src);
+    assemble(
+        table,
+        (src.len() as u64, s.rows() as u64, sum),
+        candidates,
+        row_streams,
+        level,
+    )
+}
+
+/// Compresses every stream of every candidate, keeps each column's smallest, and lays out the
+/// row group: tag, header (`table`; `input` = the input's size, rows and checksum; each
+/// column's kind, statistics and streams; the row streams), chunks.
+fn assemble(
+    table: usize,
+    input: (u64, u64, u32),
+    candidates: Vec<Vec<column::EncodedColumn>>,
+    row_streams: Vec<(u8, Vec<u8>)>,
+    level: Level,
+) -> Vec<u8> {
     // Every non-empty stream of every candidate becomes a chunk; all compress in parallel.
     let compress = |b: &[u8]| {
         let mut out = Vec::new();
@@ -271,11 +374,12 @@ fn encode_shredded(
     }
     chunks.extend(row_chunks);
     let mut sizes = chunks.iter().map(Vec::len);
+    let (input_len, rows, input_checksum) = input;
     let mut header = Vec::new();
     put_varint(&mut header, table as u64);
-    put_varint(&mut header, src.len() as u64);
-    put_varint(&mut header, s.rows() as u64);
-    header.extend_from_slice(&glyd_core::checksum(src).to_le_bytes());
+    put_varint(&mut header, input_len);
+    put_varint(&mut header, rows);
+    header.extend_from_slice(&input_checksum.to_le_bytes());
     put_varint(&mut header, columns.len() as u64);
     let listed = |streams: Vec<(u8, usize)>| -> Vec<(u8, usize)> {
         streams.into_iter().filter(|&(_, n)| n > 0).collect()
@@ -337,7 +441,7 @@ const MAX_KEYS: usize = 2;
 /// And a repeating text column whose value is a function of an earlier column's (an event
 /// template of its event id) gets a candidate that stores one value per value of that column.
 fn add_linked_candidates(candidates: &mut [Vec<column::EncodedColumn>], raw: &[RawColumn]) {
-    let typed = |c: &column::EncodedColumn| c.kind != Kind::Text;
+    let typed = |c: &column::EncodedColumn| c.kind != Kind::Text && c.kind != Kind::Arrow;
     let flags = |c: &column::EncodedColumn| -> Option<Vec<u8>> {
         c.streams
             .iter()
@@ -504,11 +608,12 @@ pub fn parse_header(src: &[u8], offset: u64, columns: &[usize]) -> Result<RowGro
                         .ok_or_else(|| h.corrupt(format!("unknown timestamp format {b:#x}")))?,
                 )
             }
+            5 => Kind::Arrow,
             k => return Err(h.corrupt(format!("unknown column kind {k}"))),
         };
         let raw_bytes = h.bounded(input_len, "column size")? as u64;
         let stats = get_stats(&mut h, rows)?;
-        let streams = get_streams(&mut h, &mut at, Role::Follows as u8)?;
+        let streams = get_streams(&mut h, &mut at, Role::Separators as u8)?;
         metas.push(ColumnMeta {
             kind,
             raw_bytes,

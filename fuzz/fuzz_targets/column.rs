@@ -1,4 +1,4 @@
-//! Fuzz the column decoder: a kind, a row count and up to seven streams cut from the input,
+//! Fuzz the column decoder: a kind, a row count and up to ten streams cut from the input,
 //! decoded, resolved against a base column when linked to one or following one, spelled row by row and turned
 //! into Arrow. Errors are fine; panics are not.
 #![no_main]
@@ -11,7 +11,7 @@ fuzz_target!(|input: &[u8]| {
     if input.len() < 4 {
         return;
     }
-    let kind = match input[0] % 5 {
+    let kind = match (input[0] & 7) % 5 {
         0 => Kind::Int,
         1 => Kind::Decimal(input[1] % 20),
         2 => Kind::Date,
@@ -22,9 +22,11 @@ fuzz_target!(|input: &[u8]| {
         _ => Kind::Text,
     };
     let rows = usize::from(input[2]);
-    // Streams: the mask in input[3] says which roles are present; the rest is cut evenly.
-    let roles: Vec<Role> = (0..7u8)
-        .filter(|r| input[3] & (1 << r) != 0)
+    // Streams: the mask in input[3] and the top bits of input[0] says which roles are
+    // present; the rest is cut evenly.
+    let mask = u16::from(input[3]) | u16::from(input[0] >> 5) << 8;
+    let roles: Vec<Role> = (0..11u8)
+        .filter(|r| mask & (1 << r) != 0)
         .filter_map(Role::from_u8)
         .collect();
     let body = &input[4..];

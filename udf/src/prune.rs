@@ -287,6 +287,7 @@ fn stored(v: &ScalarValue, kind: Kind) -> Option<Value> {
                 (x % (from / to) == 0).then(|| Value::Int(x / (from / to)))
             }
         }
+        Kind::Arrow => None,
         Kind::Text => match v {
             ScalarValue::Utf8(Some(s))
             | ScalarValue::LargeUtf8(Some(s))

@@ -1,6 +1,6 @@
 //! TPC-H Q1, Q3 and Q6 over record archives give exactly what they give over the same tables
 //! as CSV, read by DataFusion's CSV reader with the same column types, and as Parquet written
-//! from those. The tables are made here (a TPC-H-like generator: the columns and value
+//! from those; and so do archives made from those Parquet files. The tables are made here (a TPC-H-like generator: the columns and value
 //! spellings of `tpchgen-cli`, random values from a fixed seed), small enough for a debug test.
 
 use std::fmt::Write as _;
@@ -206,6 +206,13 @@ async fn tpch_queries_match_csv_and_parquet() {
         if name == "lineitem" {
             lineitem = Some(table);
         }
+        // The Parquet copy made an archive in turn (`glyd -r table.parquet`).
+        let from_parquet = dir.path().join(format!("{name}.parquet.glyd"));
+        let file = std::fs::File::open(&parquet_path).unwrap();
+        let a = glyd_columnar::parquet::archive(file, Vec::new(), &wopts).unwrap();
+        std::fs::write(&from_parquet, a).unwrap();
+        let table = Arc::new(GlydTable::open(&from_parquet).unwrap());
+        ctx.register_table(format!("{name}_pq"), table).unwrap();
     }
     let lineitem = lineitem.unwrap();
     for (name, q) in [("Q1", Q1), ("Q3", Q3), ("Q6", Q6)] {
@@ -213,6 +220,11 @@ async fn tpch_queries_match_csv_and_parquet() {
         let got = run(&ctx, q, "glyd").await;
         assert_eq!(got, want, "{name}");
         assert_eq!(got, run(&ctx, q, "parquet").await, "{name} over Parquet");
+        assert_eq!(
+            got,
+            run(&ctx, q, "pq").await,
+            "{name} over Parquet as an archive"
+        );
         assert!(want.lines().count() > 4, "{name} found rows:\n{want}");
     }
     // Q6 (the last query over lineitem) decodes 4 of its 10 columns, the largest ones.

@@ -1,0 +1,248 @@
+//! Words: a text column coded as a vocabulary of tokens and, per row, the ids of its tokens.
+//! Prose-like text (comments, descriptions, messages that templates do not fit) repeats a
+//! few thousand words in ever new orders: an LZ coder finds few long matches in it, but each
+//! word as a one- or two-byte id, commonest first, leaves the entropy stage little to do.
+//!
+//! A token is a maximal run of *word bytes* (ASCII letters and digits, and every byte of
+//! 0x80 and above, so UTF-8 letters stay whole) or of other bytes. Tokens alternate, so the
+//! ids go to two streams: the first token of a row and every token after a separator to the
+//! words stream, every token after a word to the separators stream (mostly `" "`), each
+//! stream then compressing on its own statistics.
+
+use crate::bytes::{put_varint, Cursor};
+use crate::column::{FastMap, RawColumn, SAMPLE_ROWS};
+
+/// Most vocabulary entries: ids are at most two bytes.
+pub const MAX_VOCABULARY: usize = 1 << 15;
+
+/// Whether `b` belongs in a word.
+fn is_word_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b >= 0x80
+}
+
+/// Whether a vocabulary entry is a word (its first byte is); an empty one is not.
+fn is_word(entry: &[u8]) -> bool {
+    entry.first().is_some_and(|&b| is_word_byte(b))
+}
+
+/// The tokens of `v`, in order.
+fn tokens(v: &[u8]) -> impl Iterator<Item = &[u8]> + '_ {
+    let mut at = 0;
+    std::iter::from_fn(move || {
+        let first = *v.get(at)?;
+        let word = is_word_byte(first);
+        let len = v[at..]
+            .iter()
+            .position(|&b| is_word_byte(b) != word)
+            .unwrap_or(v.len() - at);
+        let t = &v[at..at + len];
+        at += len;
+        Some(t)
+    })
+}
+
+/// Appends id `id` (< [`MAX_VOCABULARY`]): one byte below 128, else two, high bits first.
+fn put_id(out: &mut Vec<u8>, id: u32) {
+    if id < 0x80 {
+        out.push(id as u8);
+    } else {
+        out.push(0x80 | (id >> 8) as u8);
+        out.push(id as u8);
+    }
+}
+
+fn get_id(c: &mut Cursor<'_>) -> crate::Result<u32> {
+    let b = c.u8()?;
+    if b < 0x80 {
+        return Ok(u32::from(b));
+    }
+    Ok(u32::from(b & 0x7f) << 8 | u32::from(c.u8()?))
+}
+
+/// The streams of a column coded as words.
+pub struct Streams {
+    /// Vocabulary entries, commonest first: their lengths (varints) and bytes.
+    pub lengths: Vec<u8>,
+    pub bytes: Vec<u8>,
+    /// Tokens per row (varints).
+    pub counts: Vec<u8>,
+    pub words: Vec<u8>,
+    pub separators: Vec<u8>,
+}
+
+/// Whether coding as words may pay: the first rows hold at least two tokens each on average,
+/// a quarter of them or fewer distinct.
+pub fn pays(col: &RawColumn) -> bool {
+    let sample = SAMPLE_ROWS.min(col.rows());
+    let mut seen: FastMap<&[u8], ()> = FastMap::default();
+    let mut total = 0usize;
+    for row in 0..sample {
+        for t in tokens(col.value(row)) {
+            total += 1;
+            seen.insert(t, ());
+        }
+    }
+    total >= 2 * sample.max(1) && seen.len() * 4 <= total
+}
+
+/// Codes `col`'s values as words; `None` when its vocabulary exceeds [`MAX_VOCABULARY`].
+pub fn encode(col: &RawColumn) -> Option<Streams> {
+    let mut counts: FastMap<&[u8], u32> = FastMap::default();
+    for row in 0..col.rows() {
+        for t in tokens(col.value(row)) {
+            *counts.entry(t).or_insert(0) += 1;
+            if counts.len() > MAX_VOCABULARY {
+                return None;
+            }
+        }
+    }
+    let mut vocabulary: Vec<(&[u8], u32)> = counts.into_iter().collect();
+    vocabulary.sort_unstable_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+    let ids: FastMap<&[u8], u32> = vocabulary
+        .iter()
+        .enumerate()
+        .map(|(i, &(t, _))| (t, i as u32))
+        .collect();
+    let mut s = Streams {
+        lengths: Vec::new(),
+        bytes: Vec::new(),
+        counts: Vec::new(),
+        words: Vec::new(),
+        separators: Vec::new(),
+    };
+    for &(t, _) in &vocabulary {
+        put_varint(&mut s.lengths, t.len() as u64);
+        s.bytes.extend_from_slice(t);
+    }
+    for row in 0..col.rows() {
+        let v = col.value(row);
+        put_varint(&mut s.counts, tokens(v).count() as u64);
+        let mut after_word = false;
+        for t in tokens(v) {
+            let out = if after_word {
+                &mut s.separators
+            } else {
+                &mut s.words
+            };
+            put_id(out, ids[t]);
+            after_word = is_word(t);
+        }
+    }
+    Some(s)
+}
+
+/// Decodes `rows` values from the streams of a words-coded column whose vocabulary entries are
+/// `entries[offsets[i]..offsets[i + 1]]`: the values back to back and the end of each (after a
+/// leading 0). Every stream must be used up; the values may come to at most `max_text` bytes.
+pub fn decode(
+    entries: &[u8],
+    offsets: &[u32],
+    counts: &[u8],
+    words: &[u8],
+    separators: &[u8],
+    rows: usize,
+    max_text: usize,
+) -> Result<(Vec<u8>, Vec<u32>), String> {
+    let vocabulary = offsets.len().saturating_sub(1);
+    if vocabulary > MAX_VOCABULARY {
+        return Err(format!("{vocabulary} words, more than {MAX_VOCABULARY}"));
+    }
+    let mut c = Cursor::new(counts, 0, "token counts");
+    let mut w = Cursor::new(words, 0, "words");
+    let mut g = Cursor::new(separators, 0, "separators");
+    let mut data = Vec::new();
+    let mut ends = Vec::with_capacity(rows + 1);
+    ends.push(0u32);
+    for _ in 0..rows {
+        let n = c.varint().map_err(|e| e.to_string())?;
+        let mut after_word = false;
+        for _ in 0..n {
+            let from = if after_word { &mut g } else { &mut w };
+            let id = get_id(from).map_err(|e| e.to_string())? as usize;
+            if id >= vocabulary {
+                return Err(format!("word {id} past the {vocabulary}-word vocabulary"));
+            }
+            let entry = &entries[offsets[id] as usize..offsets[id + 1] as usize];
+            if data.len() + entry.len() > max_text {
+                return Err(format!("words come to more than {max_text} bytes"));
+            }
+            data.extend_from_slice(entry);
+            after_word = is_word(entry);
+        }
+        ends.push(data.len() as u32);
+    }
+    if !(c.is_empty() && w.is_empty() && g.is_empty()) {
+        return Err("words streams longer than their rows".into());
+    }
+    Ok((data, ends))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn column(values: &[Vec<u8>]) -> RawColumn {
+        let mut c = RawColumn::default();
+        for v in values {
+            c.push(v, crate::column::BARE);
+        }
+        c
+    }
+
+    fn offsets(lengths: &[u8]) -> Vec<u32> {
+        let mut c = Cursor::new(lengths, 0, "lengths");
+        let mut out = vec![0u32];
+        while !c.is_empty() {
+            out.push(out.last().unwrap() + c.varint().unwrap() as u32);
+        }
+        out
+    }
+
+    #[test]
+    fn tokens_alternate_between_words_and_the_rest() {
+        let t: Vec<&[u8]> = tokens(b" ironic, final\xc3\xa9 packages.").collect();
+        assert_eq!(
+            t,
+            [
+                &b" "[..],
+                b"ironic",
+                b", ",
+                b"final\xc3\xa9",
+                b" ",
+                b"packages",
+                b"."
+            ]
+        );
+    }
+
+    proptest! {
+        /// Any text, prose-like or not, decodes to its values.
+        #[test]
+        fn words_decode_to_their_values(
+            values in proptest::collection::vec(
+                proptest::collection::vec(prop_oneof![
+                    Just(b' '), Just(b'a'), Just(b'b'), Just(b'.'), Just(0xc3u8), any::<u8>()
+                ], 0..40),
+                0..60,
+            ),
+        ) {
+            let col = column(&values);
+            let s = encode(&col).unwrap();
+            let (data, ends) = decode(
+                &s.bytes, &offsets(&s.lengths), &s.counts, &s.words, &s.separators,
+                values.len(), col.data.len(),
+            ).unwrap();
+            for (i, v) in values.iter().enumerate() {
+                prop_assert_eq!(&data[ends[i] as usize..ends[i + 1] as usize], &v[..]);
+            }
+            // One byte short of the values' size is refused.
+            if !col.data.is_empty() {
+                prop_assert!(decode(
+                    &s.bytes, &offsets(&s.lengths), &s.counts, &s.words, &s.separators,
+                    values.len(), col.data.len() - 1,
+                ).is_err());
+            }
+        }
+    }
+}

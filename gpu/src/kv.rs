@@ -5,7 +5,7 @@
 //! (`cuda::Gpu::decode_pages`).
 //!
 //! The C interface at the bottom (`glyd_kv_*`) is what an engine written in C or C++ links
-//! against; it is the only `unsafe` outside the CUDA module.
+//! against; it and the AVX-512 decode path (`bf16_avx512.rs`) are the only `unsafe` outside the CUDA module.
 
 use crate::dtype::DType;
 use crate::tensor::{self, Layout, Method};

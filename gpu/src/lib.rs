@@ -13,6 +13,8 @@
 //! `docs/FORMAT.md` §8 specifies every byte.
 
 pub mod archive;
+#[cfg(target_arch = "x86_64")]
+mod bf16_avx512;
 pub mod bitpack;
 #[cfg(feature = "cuda")]
 pub mod cuda;

@@ -199,6 +199,25 @@ pub fn parse(fb: FloatBits, payload: &[u8], n: usize) -> Result<Tiered<'_>, Refu
 
 /// Decodes a tiered payload of `n` values into `out` (the CPU reference for the GPU kernel).
 pub fn decode(fb: FloatBits, payload: &[u8], n: usize, out: &mut [u8]) -> Result<(), Refusal> {
+    decode_with(fb, payload, n, out, simd_available())
+}
+
+/// Whether bf16 tiles decode with AVX-512 here.
+fn simd_available() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    return crate::bf16_avx512::available();
+    #[cfg(not(target_arch = "x86_64"))]
+    return false;
+}
+
+/// [`decode`], with bf16 tiles through the AVX-512 path when `simd` (the CPU must have it).
+fn decode_with(
+    fb: FloatBits,
+    payload: &[u8],
+    n: usize,
+    out: &mut [u8],
+    simd: bool,
+) -> Result<(), Refusal> {
     let t = parse(fb, payload, n)?;
     let split = Split { fb, k: 0 };
     let (esc1, esc2) = ((1u32 << t.w1) - 1, (1u32 << t.w2) - 1);
@@ -209,18 +228,35 @@ pub fn decode(fb: FloatBits, payload: &[u8], n: usize, out: &mut [u8]) -> Result
         *c = split.coded_bits(u32::from(e), 0);
     }
     let ranks = t.exponents.len().min(marker);
-    // Tier-2 codes unpacked once, with one spare entry so reads at i2 == n2 stay in bounds.
-    let t2codes: Vec<u16> = (0..t.n2)
-        .map(|j| bitpack::get(t.tier2, j, t.w2) as u16)
-        .chain(std::iter::once(0))
-        .collect();
+    // Tier-2 codes unpacked once, with a tile of spare entries: a tile starts at i2 ≤ n2
+    // and advances it at most a tile, so reads stay in bounds until the tile's check.
+    let mut t2codes = vec![0u16; t.n2 + TILE];
+    for (j, c) in t2codes[..t.n2].iter_mut().enumerate() {
+        *c = bitpack::get(t.tier2, j, t.w2) as u16;
+    }
+    // Per rank: its exponent bits, and flags the bf16 path ORs together to check a tile
+    // at once: a rank past the table, the tier-3 marker. Ranks are at most 15 + 63.
+    let mut flagged = [PAST_TABLE; 128];
+    for (r, f) in flagged.iter_mut().enumerate().take(marker + 1) {
+        *f = match t.exponents.get(r) {
+            _ if r == marker => TIER3,
+            Some(&e) => split.coded_bits(u32::from(e), 0),
+            None => PAST_TABLE,
+        };
+    }
+    let mut bf16 = Bf16Tile {
+        tier1: vec![0; TILE / 2 + 72],
+        lut: [0; 256],
+        exps: [0; 96],
+    };
+    for (x, &e) in bf16.exps.iter_mut().zip(t.exponents).take(marker) {
+        *x = split.coded_bits(u32::from(e), 0) as u16;
+    }
     let size = (fb.bits / 8) as usize;
     let raw_bits = fb.mantissa + 1;
-    let raw_lut: Vec<u32> = if raw_bits == 8 {
-        (0..256).map(|r| split.assemble(0, r)).collect()
-    } else {
-        Vec::new()
-    };
+    for (r, v) in bf16.lut.iter_mut().enumerate() {
+        *v = split.assemble(0, r as u32) as u16;
+    }
     let (mut i2, mut i3) = (0usize, 0usize);
     let mut c1s = vec![0u8; TILE];
     let mut ranks_seen = vec![0u16; TILE];
@@ -229,30 +265,58 @@ pub fn decode(fb: FloatBits, payload: &[u8], n: usize, out: &mut [u8]) -> Result
             return Err("tile index disagrees with the tier planes");
         }
         let len = TILE.min(n - start);
-        unpack_tier1(t.tier1, start, t.w1, &mut c1s[..len]);
-        i2 = tile_ranks(
-            &c1s[..len],
-            &t2codes,
-            i2,
-            t.n2,
-            esc1,
-            &mut ranks_seen[..len],
-        );
-        if i2 > t.n2 {
-            return Err("tier-2 plane ends early");
-        }
         let (mut max_rank, mut tier3) = (0usize, 0usize);
         let o = &mut out[start * size..(start + len) * size];
         if raw_bits == 8 {
-            // bf16: one pass of two table lookups per value.
+            // bf16: one fused pass (tier 1, tier 2, output word), checked once per tile.
+            let t1 = &t.tier1[start * t.w1 as usize / 8..];
+            let t1 = &t1[..t1.len().min(len.div_ceil(8) * t.w1 as usize)];
+            bf16.tier1[..t1.len()].copy_from_slice(t1);
+            bf16.tier1[t1.len()..t1.len() + 4].fill(0);
+            let tier2 = &t2codes[i2..i2 + len];
             let raw = &t.raw[start..start + len];
-            for ((o, &r), &b) in o.chunks_exact_mut(2).zip(&ranks_seen[..len]).zip(raw) {
-                let r = usize::from(r);
-                max_rank = max_rank.max(r);
-                tier3 += usize::from(r == marker);
-                o.copy_from_slice(&((coded[r] | raw_lut[usize::from(b)]) as u16).to_le_bytes());
+            let ranks_out = &mut ranks_seen[..len];
+            let (mut from, mut used, mut flags) = (0, 0, 0);
+            #[cfg(target_arch = "x86_64")]
+            if simd {
+                let tile = crate::bf16_avx512::Tile {
+                    tier1: &bf16.tier1,
+                    w1: t.w1,
+                    esc1: esc1 as u16,
+                    tier2,
+                    exps: &bf16.exps,
+                    known: t.exponents.len(),
+                    marker: marker as u16,
+                    raw,
+                };
+                let (done, taken, past, third) = crate::bf16_avx512::tile(&tile, ranks_out, o);
+                (from, used) = (done, taken);
+                flags = if past { PAST_TABLE } else { 0 } | if third { TIER3 } else { 0 };
             }
+            let (taken, more) =
+                bf16.decode(t.w1, esc1, &flagged, tier2, raw, ranks_out, o, from, used);
+            (used, flags) = (taken, flags | more);
+            i2 += used;
+            if i2 > t.n2 {
+                return Err("tier-2 plane ends early");
+            }
+            if flags & PAST_TABLE != 0 {
+                return Err("tier code names a rank past the exponent table");
+            }
+            tier3 = usize::from(flags & TIER3 != 0);
         } else {
+            unpack_tier1(t.tier1, start, t.w1, &mut c1s[..len]);
+            i2 = tile_ranks(
+                &c1s[..len],
+                &t2codes,
+                i2,
+                t.n2,
+                esc1,
+                &mut ranks_seen[..len],
+            );
+            if i2 > t.n2 {
+                return Err("tier-2 plane ends early");
+            }
             for (j, &r) in ranks_seen[..len].iter().enumerate() {
                 let r = usize::from(r);
                 max_rank = max_rank.max(r);
@@ -266,10 +330,21 @@ pub fn decode(fb: FloatBits, payload: &[u8], n: usize, out: &mut [u8]) -> Result
         }
         if tier3 > 0 {
             // Rare: values whose tier-2 code escaped again take the next exponent byte.
-            for (j, &r) in ranks_seen[..len].iter().enumerate() {
-                if usize::from(r) != marker {
-                    continue;
-                }
+            // Runs of 32 ranks are tested whole first (a compare the compiler vectorizes).
+            let marked = ranks_seen[..len]
+                .chunks(32)
+                .enumerate()
+                .filter(|(_, run)| {
+                    run.iter()
+                        .fold(false, |m, &r| m | (usize::from(r) == marker))
+                })
+                .flat_map(|(c, run)| {
+                    run.iter()
+                        .enumerate()
+                        .filter(|&(_, &r)| usize::from(r) == marker)
+                        .map(move |(j, _)| c * 32 + j)
+                });
+            for j in marked {
                 let e = *t.tier3.get(i3).ok_or("tier-3 plane ends early")?;
                 i3 += 1;
                 if u32::from(e) >= 1 << fb.exponent {
@@ -289,6 +364,69 @@ pub fn decode(fb: FloatBits, payload: &[u8], n: usize, out: &mut [u8]) -> Result
         return Err("tier planes hold entries no value uses");
     }
     Ok(())
+}
+
+/// Flag of a rank past the exponent table (above any exponent bits of a 16-bit word).
+const PAST_TABLE: u32 = 1 << 16;
+/// Flag of the tier-3 marker rank.
+const TIER3: u32 = 1 << 17;
+
+/// The bf16 fast path's per-tile buffers: the tile's tier-1 bytes (zero-padded, so every
+/// group of eight codes is one 4-byte load, and the AVX-512 path may read past them), and
+/// each sign and mantissa byte's bits in the output word.
+struct Bf16Tile {
+    tier1: Vec<u8>,
+    lut: [u16; 256],
+    /// Each rank's exponent bits (the AVX-512 path's table).
+    exps: [u16; 96],
+}
+
+impl Bf16Tile {
+    /// Decodes values `from..raw.len()` of a tile (`from` a multiple of 8; `k` of the tile's
+    /// `tier2` codes taken before it, which has one per value) in one pass: each value's rank from tiers 1 and 2 (branch-free: the
+    /// next tier-2 code is read for every value, taken by escapes) into `ranks`, its word
+    /// into `out`. Returns the tier-2 codes taken in all and the OR of the ranks' `flagged`
+    /// entries; a tier-3 value's word is left for the caller.
+    #[allow(clippy::too_many_arguments)]
+    fn decode(
+        &self,
+        w1: u32,
+        esc1: u32,
+        flagged: &[u32; 128],
+        tier2: &[u16],
+        raw: &[u8],
+        ranks: &mut [u16],
+        out: &mut [u8],
+        from: usize,
+        mut k: usize,
+    ) -> (usize, u32) {
+        let mask = (1u32 << w1) - 1;
+        let (mut flags, mut word) = (0u32, 0u32);
+        let t2 = &tier2[..raw.len().max(1)];
+        for (j, ((&b, r), o)) in raw
+            .iter()
+            .zip(ranks.iter_mut())
+            .zip(out.chunks_exact_mut(2))
+            .enumerate()
+            .skip(from)
+        {
+            if j % 8 == 0 {
+                let at = j / 8 * w1 as usize;
+                word = u32::from_le_bytes(self.tier1[at..at + 4].try_into().expect("4 bytes"));
+            }
+            let c1 = (word >> ((j % 8) as u32 * w1)) & mask;
+            let escaped = u32::from(c1 == esc1);
+            // Escapes before this value are fewer than its index, so `k` < `t2.len()`.
+            let c2 = u32::from(t2[k.min(t2.len() - 1)]);
+            k += escaped as usize;
+            let rank = (c1 + escaped * c2) as usize & 127;
+            *r = rank as u16;
+            let e = flagged[rank];
+            flags |= e;
+            o.copy_from_slice(&((e as u16) | self.lut[usize::from(b)]).to_le_bytes());
+        }
+        (k, flags)
+    }
 }
 
 /// Tier-1 codes of values `start..start + out.len()` (`start` a multiple of 8, so each group
@@ -363,6 +501,60 @@ mod tests {
                 })
                 .collect();
             round_trip(d, &bytes);
+        }
+    }
+
+    /// The bf16 scalar path and (where the CPU has it) the AVX-512 path decode alike: tiles
+    /// cut anywhere, escapes to tiers 2 and 3 everywhere, and lying payloads refused by both.
+    #[test]
+    fn bf16_paths_agree() {
+        let fb = DType::BF16.float_bits().unwrap();
+        let paths = if simd_available() {
+            vec![false, true]
+        } else {
+            eprintln!("no AVX-512 VBMI2 here: the scalar path alone is tested");
+            vec![false]
+        };
+        for n in [1usize, 31, 32, 33, 100, TILE - 1, TILE + 37, 3 * TILE + 5] {
+            // Skewed exponents with a long tail: every tier in use.
+            let bytes: Vec<u8> = (0..n as u32)
+                .flat_map(|i| {
+                    let h = i.wrapping_mul(2654435761) ^ (i >> 3);
+                    let e = if h % 53 == 0 {
+                        (h >> 9) as u8 as u16 // rare exponents of any value: tier 3
+                    } else {
+                        127 - (h.leading_zeros() * 3).min(120) as u16
+                    };
+                    ((e << 7) | (h as u16 & 0x807f)).to_le_bytes()
+                })
+                .collect();
+            let mut p = Vec::new();
+            encode(fb, &bytes, &mut p);
+            if n > TILE {
+                let t = parse(fb, &p, n).unwrap();
+                assert!(
+                    t.n2 > 0 && !t.tier3.is_empty(),
+                    "n {n}: tiers 2 and 3 in use"
+                );
+            }
+            for &simd in &paths {
+                let mut out = vec![0u8; bytes.len()];
+                decode_with(fb, &p, n, &mut out, simd).unwrap();
+                assert_eq!(out, bytes, "n {n}, simd {simd}");
+            }
+            // Every single-byte corruption is decoded or refused the same way by both paths.
+            for at in (0..p.len()).step_by(p.len() / 50 + 1) {
+                let mut bad = p.clone();
+                bad[at] ^= 0x5a;
+                let results: Vec<_> = paths
+                    .iter()
+                    .map(|&simd| {
+                        let mut out = vec![0u8; bytes.len()];
+                        decode_with(fb, &bad, n, &mut out, simd).map(|()| out)
+                    })
+                    .collect();
+                assert!(results.windows(2).all(|w| w[0] == w[1]), "n {n}, byte {at}");
+            }
         }
     }
 

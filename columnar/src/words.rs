@@ -51,14 +51,6 @@ fn put_id(out: &mut Vec<u8>, id: u32) {
     }
 }
 
-fn get_id(c: &mut Cursor<'_>) -> crate::Result<u32> {
-    let b = c.u8()?;
-    if b < 0x80 {
-        return Ok(u32::from(b));
-    }
-    Ok(u32::from(b & 0x7f) << 8 | u32::from(c.u8()?))
-}
-
 /// The streams of a column coded as words.
 pub struct Streams {
     /// Vocabulary entries, commonest first: their lengths (varints) and bytes.
@@ -87,22 +79,36 @@ pub fn pays(col: &RawColumn) -> bool {
 
 /// Codes `col`'s values as words; `None` when its vocabulary exceeds [`MAX_VOCABULARY`].
 pub fn encode(col: &RawColumn) -> Option<Streams> {
-    let mut counts: FastMap<&[u8], u32> = FastMap::default();
+    // One pass numbers the tokens in order of first appearance and counts them; the
+    // vocabulary is then renumbered commonest first.
+    let mut first: FastMap<&[u8], u32> = FastMap::default();
+    let mut found: Vec<(&[u8], u32)> = Vec::new();
+    let mut rows: Vec<u32> = Vec::with_capacity(col.rows() + 1);
+    let mut seq: Vec<u32> = Vec::with_capacity(col.data.len() / 4);
+    rows.push(0);
     for row in 0..col.rows() {
         for t in tokens(col.value(row)) {
-            *counts.entry(t).or_insert(0) += 1;
-            if counts.len() > MAX_VOCABULARY {
+            let id = *first.entry(t).or_insert_with(|| {
+                found.push((t, 0));
+                found.len() as u32 - 1
+            });
+            if found.len() > MAX_VOCABULARY {
                 return None;
             }
+            found[id as usize].1 += 1;
+            seq.push(id);
         }
+        rows.push(seq.len() as u32);
     }
-    let mut vocabulary: Vec<(&[u8], u32)> = counts.into_iter().collect();
-    vocabulary.sort_unstable_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
-    let ids: FastMap<&[u8], u32> = vocabulary
-        .iter()
-        .enumerate()
-        .map(|(i, &(t, _))| (t, i as u32))
-        .collect();
+    let mut order: Vec<u32> = (0..found.len() as u32).collect();
+    order.sort_unstable_by(|&a, &b| {
+        let (a, b) = (found[a as usize], found[b as usize]);
+        b.1.cmp(&a.1).then(a.0.cmp(b.0))
+    });
+    let mut rank = vec![0u32; found.len()];
+    for (r, &i) in order.iter().enumerate() {
+        rank[i as usize] = r as u32;
+    }
     let mut s = Streams {
         lengths: Vec::new(),
         bytes: Vec::new(),
@@ -110,22 +116,24 @@ pub fn encode(col: &RawColumn) -> Option<Streams> {
         words: Vec::new(),
         separators: Vec::new(),
     };
-    for &(t, _) in &vocabulary {
+    for &i in &order {
+        let t = found[i as usize].0;
         put_varint(&mut s.lengths, t.len() as u64);
         s.bytes.extend_from_slice(t);
     }
-    for row in 0..col.rows() {
-        let v = col.value(row);
-        put_varint(&mut s.counts, tokens(v).count() as u64);
+    let word: Vec<bool> = found.iter().map(|&(t, _)| is_word(t)).collect();
+    for r in rows.windows(2) {
+        let ids = &seq[r[0] as usize..r[1] as usize];
+        put_varint(&mut s.counts, ids.len() as u64);
         let mut after_word = false;
-        for t in tokens(v) {
+        for &id in ids {
             let out = if after_word {
                 &mut s.separators
             } else {
                 &mut s.words
             };
-            put_id(out, ids[t]);
-            after_word = is_word(t);
+            put_id(out, rank[id as usize]);
+            after_word = word[id as usize];
         }
     }
     Some(s)
@@ -147,31 +155,47 @@ pub fn decode(
     if vocabulary > MAX_VOCABULARY {
         return Err(format!("{vocabulary} words, more than {MAX_VOCABULARY}"));
     }
+    // Each entry's span and class, looked up once per token.
+    let spans: Vec<(u32, u32, bool)> = offsets
+        .windows(2)
+        .map(|w| (w[0], w[1], is_word(&entries[w[0] as usize..w[1] as usize])))
+        .collect();
     let mut c = Cursor::new(counts, 0, "token counts");
-    let mut w = Cursor::new(words, 0, "words");
-    let mut g = Cursor::new(separators, 0, "separators");
-    let mut data = Vec::new();
+    let (mut w, mut g) = (0usize, 0usize);
+    let id_at = |stream: &[u8], at: &mut usize| -> Result<usize, String> {
+        let b = *stream.get(*at).ok_or("word ids end early")?;
+        if b < 0x80 {
+            *at += 1;
+            return Ok(usize::from(b));
+        }
+        let lo = *stream.get(*at + 1).ok_or("word ids end early")?;
+        *at += 2;
+        Ok(usize::from(b & 0x7f) << 8 | usize::from(lo))
+    };
+    let mut data = Vec::with_capacity(max_text.min(16 * (words.len() + separators.len())));
     let mut ends = Vec::with_capacity(rows + 1);
     ends.push(0u32);
     for _ in 0..rows {
         let n = c.varint().map_err(|e| e.to_string())?;
         let mut after_word = false;
         for _ in 0..n {
-            let from = if after_word { &mut g } else { &mut w };
-            let id = get_id(from).map_err(|e| e.to_string())? as usize;
-            if id >= vocabulary {
-                return Err(format!("word {id} past the {vocabulary}-word vocabulary"));
-            }
-            let entry = &entries[offsets[id] as usize..offsets[id + 1] as usize];
-            if data.len() + entry.len() > max_text {
+            let id = if after_word {
+                id_at(separators, &mut g)?
+            } else {
+                id_at(words, &mut w)?
+            };
+            let &(a, b, word) = spans
+                .get(id)
+                .ok_or_else(|| format!("word {id} past the {vocabulary}-word vocabulary"))?;
+            if data.len() + (b - a) as usize > max_text {
                 return Err(format!("words come to more than {max_text} bytes"));
             }
-            data.extend_from_slice(entry);
-            after_word = is_word(entry);
+            data.extend_from_slice(&entries[a as usize..b as usize]);
+            after_word = word;
         }
         ends.push(data.len() as u32);
     }
-    if !(c.is_empty() && w.is_empty() && g.is_empty()) {
+    if !(c.is_empty() && w == words.len() && g == separators.len()) {
         return Err("words streams longer than their rows".into());
     }
     Ok((data, ends))

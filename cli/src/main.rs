@@ -308,6 +308,11 @@ fn process(path: &Path, mode: Mode, args: &Args, ui: Ui) -> Result<()> {
             if glyd_gpu::archive::is_tensor_archive(&head) {
                 bail!("{name} is a tensor archive: restore it with glyd unpack {name} OUT");
             } else if records::is_archive(&head) {
+                // Row groups decode their columns on rayon's global pool: size it by -T (the
+                // first archive of a run sets it; it cannot change after).
+                let _ = rayon::ThreadPoolBuilder::new()
+                    .num_threads(glyd_core::resolve_threads(args.threads))
+                    .build_global();
                 glyd_columnar::rebuild(&mut src, &mut w).with_context(|| name.clone())?;
             } else {
                 let mut dec = Decoder::with_threads(&mut src, args.threads);

@@ -892,3 +892,18 @@ fn a_damaged_parquet_file_is_a_clean_error() {
     let o = run(&["-r", "--format", "parquet", "-c", "-"], d);
     assert!(!o.status.success());
 }
+
+#[test]
+fn record_archives_rebuild_alike_on_any_thread_count() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let data = std::fs::read(sample_csv()).unwrap();
+    std::fs::write(d.join("t.csv"), &data).unwrap();
+    let o = run(&["-r", "--row-group", "4K", "t.csv"], d);
+    assert!(o.status.success(), "{}", stderr(&o));
+    for threads in ["1", "2", "0"] {
+        let o = run(&["-d", "-c", "-T", threads, "t.csv.glyd"], d);
+        assert!(o.status.success(), "-T {threads}: {}", stderr(&o));
+        assert!(o.stdout == data, "-T {threads}: rebuilt bytes differ");
+    }
+}

@@ -1362,10 +1362,11 @@ pub fn decode(
     offsets.push(0u32);
     let mut end = 0u64;
     while !c.is_empty() {
-        end += c.varint()?;
-        if end > data.len() as u64 {
-            return Err(bad("text lengths run past the text bytes".into()));
-        }
+        // Checked: a length near 2^64 must not wrap around to a smaller end.
+        end = end
+            .checked_add(c.varint()?)
+            .filter(|&e| e <= data.len() as u64)
+            .ok_or_else(|| bad("text lengths run past the text bytes".into()))?;
         offsets.push(end as u32);
     }
     if end != data.len() as u64 {
@@ -1959,6 +1960,15 @@ mod tests {
                 prop_assert_eq!(values(&cols[1]), &vals[..]);
             }
         }
+    }
+
+    #[test]
+    fn text_lengths_that_would_wrap_are_refused() {
+        // 5, then 2^64 − 3: added unchecked, the end would wrap back to 2.
+        let mut lengths = vec![5u8];
+        put_varint(&mut lengths, u64::MAX - 2);
+        let streams = vec![(Role::Lengths, lengths), (Role::Bytes, b"hello".to_vec())];
+        assert!(decode(Kind::Text, 2, 1 << 10, streams).is_err());
     }
 
     proptest! {

@@ -1387,13 +1387,7 @@ pub fn decode(
             max_text,
         )
         .map_err(bad)?;
-        return Ok(Column::Text {
-            flags,
-            data: values,
-            offsets: ends,
-            ids: None,
-            follows: None,
-        });
+        return Ok(Column::plain_text(flags, values, ends));
     }
     let ids = match ids {
         None if follows.is_some() => None,
@@ -1444,13 +1438,7 @@ pub fn decode(
             &mut ends,
         )
         .map_err(bad)?;
-        return Ok(Column::Text {
-            flags,
-            data: values,
-            offsets: ends,
-            ids: None,
-            follows: None,
-        });
+        return Ok(Column::plain_text(flags, values, ends));
     }
     Ok(Column::Text {
         flags,
@@ -1462,6 +1450,17 @@ pub fn decode(
 }
 
 impl Column {
+    /// A text column of every row's value back to back (`offsets`: 0, then each row's end).
+    fn plain_text(flags: Option<Vec<u8>>, data: Vec<u8>, offsets: Vec<u32>) -> Column {
+        Column::Text {
+            flags,
+            data,
+            offsets,
+            ids: None,
+            follows: None,
+        }
+    }
+
     fn flag(flags: &Option<Vec<u8>>, row: usize) -> u8 {
         flags.as_ref().map_or(BARE, |f| f[row])
     }

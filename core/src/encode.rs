@@ -97,6 +97,14 @@ impl<W: Write> Encoder<W> {
         Ok(())
     }
 
+    /// Compresses all of `data` and finishes the frame: the one-shot path, which encodes
+    /// straight from the caller's slice instead of copying a partial batch into the buffer.
+    pub(crate) fn finish_with(mut self, data: &[u8]) -> Result<W> {
+        self.drain()?;
+        self.encode(data)?;
+        self.finish()
+    }
+
     /// Compresses the buffered input.
     fn drain(&mut self) -> io::Result<()> {
         let buf = std::mem::take(&mut self.buf);

@@ -78,8 +78,5 @@ impl Options {
 
 /// Compresses `src` into one frame.
 pub fn compress(src: &[u8], opts: &Options) -> Result<Vec<u8>> {
-    use std::io::Write;
-    let mut enc = Encoder::new(Vec::with_capacity(src.len() / 2 + 64), opts)?;
-    enc.write_all(src)?;
-    enc.finish()
+    Encoder::new(Vec::with_capacity(src.len() / 2 + 64), opts)?.finish_with(src)
 }

@@ -16,7 +16,8 @@ pub struct Params {
 pub enum Finder {
     /// One hash-table probe per position; after `2^skip_shift` misses in a row the step grows,
     /// so incompressible data is skipped quickly.
-    Greedy { hash_log: u32, skip_shift: u32 },
+    /// The table has `2^GREEDY_HASH_LOG` entries, as lz4's.
+    Greedy { skip_shift: u32 },
     /// Hash chains walked `depth` candidates deep; with `lazy`, a match is deferred one byte when
     /// the next position has a longer one.
     Chain {
@@ -52,10 +53,7 @@ pub fn compress(src: &[u8], params: &Params, scratch: &mut Scratch, out: &mut Ve
         0
     } else {
         match params.finder {
-            Finder::Greedy {
-                hash_log,
-                skip_shift,
-            } => greedy(src, hash_log, skip_shift, scratch),
+            Finder::Greedy { skip_shift } => greedy(src, skip_shift, scratch),
             Finder::Chain {
                 hash_log,
                 depth,
@@ -72,40 +70,73 @@ fn hash5(v: u64, hash_log: u32) -> usize {
     ((v << 24).wrapping_mul(889_523_592_379) >> (64 - hash_log)) as usize
 }
 
+/// Unaligned little-endian load of 8 bytes at `base + i`.
+///
+/// # Safety
+/// `base + i .. base + i + 8` must lie in one readable allocation.
+#[inline(always)]
+unsafe fn load_u64(base: *const u8, i: usize) -> u64 {
+    u64::from_le(std::ptr::read_unaligned(base.add(i) as *const u64))
+}
+
+/// Unaligned little-endian load of 4 bytes at `base + i` (same contract as [`load_u64`]).
+#[inline(always)]
+unsafe fn load_u32(base: *const u8, i: usize) -> u32 {
+    u32::from_le(std::ptr::read_unaligned(base.add(i) as *const u32))
+}
+
+/// Entries in the greedy finder's hash table: 4,096 (16 KiB) stays in L1 beside the input.
+const GREEDY_HASH_LOG: u32 = 12;
+
 /// Greedy parse with one probe per position. Returns where the trailing literals start.
-fn greedy(src: &[u8], hash_log: u32, skip_shift: u32, s: &mut Scratch) -> usize {
-    let table = &mut s.head;
-    table.clear();
-    table.resize(1 << hash_log, 0);
+fn greedy(src: &[u8], skip_shift: u32, s: &mut Scratch) -> usize {
+    s.head.clear();
+    s.head.resize(1 << GREEDY_HASH_LOG, 0);
+    // A fixed-size table: every hash is below its length, so indexing needs no check.
+    let table: &mut [u32; 1 << GREEDY_HASH_LOG] = (&mut s.head[..])
+        .try_into()
+        .expect("table of 2^GREEDY_HASH_LOG entries");
     let seqs = &mut s.seqs;
     let limit = src.len() - TAIL;
     let mut anchor = 0;
     let mut i = 1;
-    let mut cur = read_u64(src, i);
-    while i < limit {
-        let h = hash5(cur, hash_log);
-        let cand = table[h] as usize;
-        table[h] = i as u32;
-        // One unsigned compare for "cand < i and within the window".
-        if i.wrapping_sub(cand).wrapping_sub(1) < MAX_OFFSET && read_u32(src, cand) == cur as u32 {
-            let (mut start, mut from) = (i, cand);
-            while start > anchor && from > 0 && src[start - 1] == src[from - 1] {
-                start -= 1;
-                from -= 1;
+    'parse: while i < limit {
+        // FAST PATH: the search loop, one probe per step, with unchecked loads. Every `i` and
+        // `next` loaded below is under `limit = len - TAIL`, so 8 bytes from it are in `src`;
+        // a candidate is loaded only after the compare has shown `cand < i`.
+        let base = src.as_ptr();
+        // SAFETY: `i < limit` (loop condition).
+        let mut cur = unsafe { load_u64(base, i) };
+        let cand = loop {
+            let h = hash5(cur, GREEDY_HASH_LOG);
+            let cand = table[h] as usize;
+            table[h] = i as u32;
+            let next = i + 1 + ((i - anchor) >> skip_shift);
+            // One unsigned compare for "cand < i and within the window".
+            // SAFETY: `cand < i < limit` once the first compare holds.
+            if i.wrapping_sub(cand).wrapping_sub(1) < MAX_OFFSET
+                && unsafe { load_u32(base, cand) } == cur as u32
+            {
+                break cand;
             }
-            let len = (i - start) + MIN_MATCH + common_len(src, cand + MIN_MATCH, i + MIN_MATCH);
-            seqs.push(src, anchor, start - anchor, i - cand, len);
-            i = start + len;
-            anchor = i;
-            if i < limit {
-                table[hash5(read_u64(src, i - 2), hash_log)] = (i - 2) as u32;
-                cur = read_u64(src, i);
+            i = next;
+            if i >= limit {
+                break 'parse;
             }
-        } else {
-            i += 1 + ((i - anchor) >> skip_shift);
-            if i < limit {
-                cur = read_u64(src, i);
-            }
+            // SAFETY: `i < limit`, just checked.
+            cur = unsafe { load_u64(base, i) };
+        };
+        let (mut start, mut from) = (i, cand);
+        while start > anchor && from > 0 && src[start - 1] == src[from - 1] {
+            start -= 1;
+            from -= 1;
+        }
+        let len = (i - start) + MIN_MATCH + common_len(src, cand + MIN_MATCH, i + MIN_MATCH);
+        seqs.push(src, anchor, start - anchor, i - cand, len);
+        i = start + len;
+        anchor = i;
+        if i < limit {
+            table[hash5(read_u64(src, i - 2), GREEDY_HASH_LOG)] = (i - 2) as u32;
         }
     }
     anchor

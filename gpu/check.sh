@@ -25,8 +25,27 @@ for l in sys.stdin:
   if [ -f "$MODEL_DEFAULT" ]; then cp "$MODEL_DEFAULT" "$OUT/"; fi
 }
 
+# cudarc (built for CUDA 12.8, loading libraries at run time) looks for libnvrtc.so, libcublas.so
+# or their .so.12 names; a CUDA 13 install may register only .so.13 or none of them with the
+# loader. Put the toolkit's library folders on the path and link the unversioned names.
+find_cuda_libs() {
+  local dir="$OUT/lib" d lib f
+  mkdir -p "$dir"
+  for d in /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib /usr/local/cuda-*/lib64; do
+    if [ -d "$d" ]; then LD_LIBRARY_PATH="$d:${LD_LIBRARY_PATH:-}"; fi
+  done
+  for lib in nvrtc cublas cublasLt; do
+    if ldconfig -p 2>/dev/null | grep -q "lib$lib\.so "; then continue; fi
+    # Never the link-time stubs (lib64/stubs): their entry points only return errors.
+    f=$(find /usr/local/cuda*/ -name "lib$lib.so.*" -not -path '*/stubs/*' 2>/dev/null | sort -V | tail -1 || true)
+    if [ -n "$f" ] && [ ! -e "$dir/lib$lib.so" ]; then ln -s "$f" "$dir/lib$lib.so"; fi
+  done
+  export LD_LIBRARY_PATH="$dir:${LD_LIBRARY_PATH:-}"
+}
+
 run() {
   local model="${1:-}"
+  find_cuda_libs
   if [ -z "$model" ]; then
     if [ -f "$OUT/minilm-bf16.safetensors" ]; then model="$OUT/minilm-bf16.safetensors"; else model="$MODEL_DEFAULT"; fi
   fi

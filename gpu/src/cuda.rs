@@ -7,12 +7,12 @@
 //! struct the kernels read.
 
 use std::sync::Arc;
-use std::time::Instant;
 
 use cudarc::cublas::{sys::cublasOperation_t, CudaBlas, Gemm, GemmConfig};
+use cudarc::driver::sys::CUevent_flags;
 use cudarc::driver::{
-    CudaContext, CudaFunction, CudaSlice, CudaStream, DevicePtr, DeviceRepr, LaunchConfig,
-    PushKernelArg,
+    CudaContext, CudaEvent, CudaFunction, CudaSlice, CudaStream, DevicePtr, DeviceRepr,
+    LaunchConfig, PushKernelArg,
 };
 
 use crate::dtype::DType;
@@ -156,6 +156,22 @@ impl Gpu {
         }))
     }
 
+    /// Records an event on the stream: the start of a timed span.
+    fn mark(&self) -> GpuResult<CudaEvent> {
+        self.stream
+            .record_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
+            .map_err(err)
+    }
+
+    /// Seconds of device time from `start` to now, measured with CUDA events, so that launch
+    /// and synchronisation overhead on the host is not counted (for the kernels and cuBLAS
+    /// alike); waits for the stream.
+    fn seconds_since(&self, start: &CudaEvent) -> GpuResult<f64> {
+        let end = self.mark()?;
+        self.stream.synchronize().map_err(err)?;
+        Ok(f64::from(start.elapsed_ms(&end).map_err(err)?) / 1e3)
+    }
+
     fn check_bad(&self, bad: &CudaSlice<i32>) -> GpuResult<()> {
         if self.stream.clone_dtoh(bad).map_err(err)?[0] != 0 {
             return Err("tiered payload names an entry outside its planes".into());
@@ -185,15 +201,13 @@ impl Gpu {
             block_dim: (THREADS, 1, 1),
             shared_mem_bytes: 0,
         };
-        self.stream.synchronize().map_err(err)?;
-        let t0 = Instant::now();
+        let start = self.mark()?;
         let mut launch = self.stream.launch_builder(&self.decode);
         launch.arg(&planes).arg(&mut out).arg(&mut bad);
         // SAFETY: the planes lie in `dev` (kept alive), padded so every read stays inside;
         // `out` holds n words; indices past the tier counts are clamped and reported in `bad`.
         unsafe { launch.launch(cfg) }.map_err(err)?;
-        self.stream.synchronize().map_err(err)?;
-        let secs = t0.elapsed().as_secs_f64();
+        let secs = self.seconds_since(&start)?;
         self.check_bad(&bad)?;
         let mut bytes = self.stream.clone_dtoh(&out).map_err(err)?;
         bytes.truncate(n * dtype.size());
@@ -221,24 +235,13 @@ impl Gpu {
         let xd = self.stream.clone_htod(x).map_err(err)?;
         let mut y = self.stream.alloc_zeros::<f32>(batch * rows).map_err(err)?;
         let mut bad = self.stream.alloc_zeros::<i32>(1).map_err(err)?;
-        let rows_in_tile = TILE.div_ceil(cols) + 1;
-        let local = rows_in_tile * batch * 4 <= 32 << 10;
         let cfg = LaunchConfig {
             grid_dim: (n.div_ceil(TILE).max(1) as u32, 1, 1),
             block_dim: (THREADS, 1, 1),
-            shared_mem_bytes: if local {
-                (rows_in_tile * batch * 4) as u32
-            } else {
-                0
-            },
+            shared_mem_bytes: 0,
         };
-        let (cols32, batch32, rit) = (
-            cols as u32,
-            batch as u32,
-            if local { rows_in_tile as u32 } else { 0 },
-        );
-        self.stream.synchronize().map_err(err)?;
-        let t0 = Instant::now();
+        let (cols32, batch32) = (cols as u32, batch as u32);
+        let start = self.mark()?;
         let mut launch = self.stream.launch_builder(&self.gemv);
         launch
             .arg(&planes)
@@ -246,12 +249,10 @@ impl Gpu {
             .arg(&batch32)
             .arg(&xd)
             .arg(&mut y)
-            .arg(&rit)
             .arg(&mut bad);
         // SAFETY: as for decode_tiered; x holds batch × cols floats and y batch × rows.
         unsafe { launch.launch(cfg) }.map_err(err)?;
-        self.stream.synchronize().map_err(err)?;
-        let secs = t0.elapsed().as_secs_f64();
+        let secs = self.seconds_since(&start)?;
         self.check_bad(&bad)?;
         let y = self.stream.clone_dtoh(&y).map_err(err)?;
         drop(dev);
@@ -300,12 +301,10 @@ impl Gpu {
             beta: half::bf16::ZERO,
             ldc: rows as i32,
         };
-        self.stream.synchronize().map_err(err)?;
-        let t0 = Instant::now();
+        let start = self.mark()?;
         // SAFETY: buffers sized rows × cols, batch × cols and batch × rows as cfg says.
         unsafe { self.blas.gemm(cfg, &wd, &xd, &mut yd) }.map_err(err)?;
-        self.stream.synchronize().map_err(err)?;
-        let secs = t0.elapsed().as_secs_f64();
+        let secs = self.seconds_since(&start)?;
         let y = self.stream.clone_dtoh(&yd).map_err(err)?;
         Ok((y.iter().map(|v| v.to_f32()).collect(), secs))
     }
@@ -369,14 +368,12 @@ impl Gpu {
             block_dim: (THREADS, 1, 1),
             shared_mem_bytes: 0,
         };
-        self.stream.synchronize().map_err(err)?;
-        let t0 = Instant::now();
+        let start = self.mark()?;
         let mut launch = self.stream.launch_builder(&self.pages);
         launch.arg(&pd).arg(&od).arg(&mut out).arg(&mut bad);
         // SAFETY: each page's planes lie in `dev`; blocks past a page's tiles return at once.
         unsafe { launch.launch(cfg) }.map_err(err)?;
-        self.stream.synchronize().map_err(err)?;
-        let secs = t0.elapsed().as_secs_f64();
+        let secs = self.seconds_since(&start)?;
         self.check_bad(&bad)?;
         let mut bytes = self.stream.clone_dtoh(&out).map_err(err)?;
         bytes.truncate(out_len as usize);

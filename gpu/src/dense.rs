@@ -354,12 +354,21 @@ fn decode_chunk(
     if raw.len() != bitpack::plane_len(n, split.raw_bits()) {
         return Err("verbatim plane size does not match the chunk");
     }
-    assemble(split, &lut, syms, raw, out);
+    assemble(split, &lut, syms, raw, out, simd_available());
     Ok(())
 }
 
-/// Joins decoded symbols with the verbatim plane into output words.
-fn assemble(split: Split, lut: &[u32; 256], syms: &[u8], raw: &[u8], out: &mut [u8]) {
+/// Whether bf16 chunks assemble with AVX-512 here.
+fn simd_available() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    return crate::dense_avx512::available();
+    #[cfg(not(target_arch = "x86_64"))]
+    return false;
+}
+
+/// Joins decoded symbols with the verbatim plane into output words; bf16 through the AVX-512
+/// path when `simd` (the CPU must have it).
+fn assemble(split: Split, lut: &[u32; 256], syms: &[u8], raw: &[u8], out: &mut [u8], simd: bool) {
     let fb = split.fb;
     let w = split.raw_bits();
     if fb.bits == 16 {
@@ -370,15 +379,29 @@ fn assemble(split: Split, lut: &[u32; 256], syms: &[u8], raw: &[u8], out: &mut [
             *v = split.assemble(0, r as u32) as u16;
         }
         let lut16: [u16; 256] = lut.map(|v| v as u16);
-        let done = match w {
-            5 => groups16::<5>(&lut16, &raw_lut, syms, raw, out),
-            6 => groups16::<6>(&lut16, &raw_lut, syms, raw, out),
-            7 => groups16::<7>(&lut16, &raw_lut, syms, raw, out),
-            8 => groups16::<8>(&lut16, &raw_lut, syms, raw, out),
-            9 => groups16::<9>(&lut16, &raw_lut, syms, raw, out),
-            10 => groups16::<10>(&lut16, &raw_lut, syms, raw, out),
-            _ => groups16::<11>(&lut16, &raw_lut, syms, raw, out),
+        let simd = match () {
+            #[cfg(target_arch = "x86_64")]
+            () if simd && fb.mantissa == 7 => {
+                crate::dense_avx512::assemble_bf16(&lut16, w - 1, syms, raw, out)
+            }
+            () => 0,
         };
+        // `simd` is a multiple of 32 values, so the plane resumes on a whole byte.
+        let (syms_rest, raw_rest, out_rest) = (
+            &syms[simd..],
+            &raw[simd * w as usize / 8..],
+            &mut out[2 * simd..],
+        );
+        let done = simd
+            + match w {
+                5 => groups16::<5>(&lut16, &raw_lut, syms_rest, raw_rest, out_rest),
+                6 => groups16::<6>(&lut16, &raw_lut, syms_rest, raw_rest, out_rest),
+                7 => groups16::<7>(&lut16, &raw_lut, syms_rest, raw_rest, out_rest),
+                8 => groups16::<8>(&lut16, &raw_lut, syms_rest, raw_rest, out_rest),
+                9 => groups16::<9>(&lut16, &raw_lut, syms_rest, raw_rest, out_rest),
+                10 => groups16::<10>(&lut16, &raw_lut, syms_rest, raw_rest, out_rest),
+                _ => groups16::<11>(&lut16, &raw_lut, syms_rest, raw_rest, out_rest),
+            };
         for i in done..syms.len() {
             let x = lut16[syms[i] as usize] | raw_lut[bitpack::get(raw, i, w) as usize];
             out[2 * i..2 * i + 2].copy_from_slice(&x.to_le_bytes());
@@ -450,6 +473,50 @@ mod tests {
         decode(fb, &p, n, &mut out).unwrap();
         assert_eq!(out, bytes, "{d:?}");
         p.len()
+    }
+
+    /// The bf16 scalar assembly and (where the CPU has it) the AVX-512 one agree for every
+    /// split, on lengths around their step sizes.
+    #[test]
+    fn bf16_assembly_paths_agree() {
+        let split = |k| Split {
+            fb: DType::BF16.float_bits().unwrap(),
+            k,
+        };
+        let mut x = 0x2545_f491u32;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            x
+        };
+        let lut: [u32; 256] = std::array::from_fn(|_| next() & 0x7f80);
+        for k in 0..=MAX_K {
+            let w = split(k).raw_bits();
+            for n in [0usize, 7, 8, 33, 64, 200, 1000, 5000] {
+                let syms: Vec<u8> = (0..n).map(|_| next() as u8).collect();
+                let raw: Vec<u8> = (0..bitpack::plane_len(n, w))
+                    .map(|_| next() as u8)
+                    .collect();
+                let mut scalar = vec![0u8; 2 * n];
+                assemble(split(k), &lut, &syms, &raw, &mut scalar, false);
+                for (i, &s) in syms.iter().enumerate() {
+                    let want = split(k).assemble(lut[s as usize], bitpack::get(&raw, i, w));
+                    assert_eq!(
+                        u32::from(u16::from_le_bytes([scalar[2 * i], scalar[2 * i + 1]])),
+                        want,
+                        "k {k} n {n} value {i}"
+                    );
+                }
+                if simd_available() {
+                    let mut simd = vec![0u8; 2 * n];
+                    assemble(split(k), &lut, &syms, &raw, &mut simd, true);
+                    assert_eq!(simd, scalar, "k {k} n {n}");
+                } else {
+                    eprintln!("no AVX-512 VBMI here: the scalar path alone is tested");
+                }
+            }
+        }
     }
 
     #[test]

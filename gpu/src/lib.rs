@@ -19,6 +19,8 @@ pub mod bitpack;
 #[cfg(feature = "cuda")]
 pub mod cuda;
 pub mod dense;
+#[cfg(target_arch = "x86_64")]
+mod dense_avx512;
 pub mod dtype;
 pub mod error;
 pub mod float;

@@ -50,6 +50,18 @@ impl BitWriter {
     }
 }
 
+/// The last bytes of `data` from `pos`, zero-padded to eight. By value, not `&self`: a call
+/// that takes the reader's address would keep its fields in memory through every decode loop.
+#[cold]
+fn load_tail(data: &[u8], pos: usize) -> u64 {
+    let mut b = [0u8; 8];
+    if pos < data.len() {
+        let rest = &data[pos..];
+        b[..rest.len()].copy_from_slice(rest);
+    }
+    u64::from_le_bytes(b)
+}
+
 /// Reads a stream written by [`BitWriter`].
 #[derive(Clone, Copy)]
 pub struct BitReader<'a> {
@@ -86,18 +98,8 @@ impl<'a> BitReader<'a> {
                 ))
             }
         } else {
-            self.load_tail()
+            load_tail(self.data, self.pos)
         }
-    }
-
-    #[cold]
-    fn load_tail(&self) -> u64 {
-        let mut b = [0u8; 8];
-        if self.pos < self.data.len() {
-            let rest = &self.data[self.pos..];
-            b[..rest.len()].copy_from_slice(rest);
-        }
-        u64::from_le_bytes(b)
     }
 
     /// Tops the buffer up to at least 56 valid bits.

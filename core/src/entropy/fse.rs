@@ -269,10 +269,7 @@ pub struct Decoder {
     /// below 2^`log`, so masking it with the constant 2^MAX_LOG − 1 indexes without a bounds
     /// check or a register for the mask.
     table: Box<[Entry; 1 << MAX_LOG]>,
-    /// Per symbol: its first state in the spread, where the encoder starts each lane.
-    first_state: Vec<usize>,
     spread: Vec<u8>,
-    next: Vec<u32>,
 }
 
 impl Default for Decoder {
@@ -280,9 +277,7 @@ impl Default for Decoder {
         Decoder {
             log: MIN_LOG,
             table: Box::new([Entry::default(); 1 << MAX_LOG]),
-            first_state: Vec::new(),
             spread: Vec::new(),
-            next: Vec::new(),
         }
     }
 }
@@ -298,16 +293,13 @@ impl Decoder {
     pub fn rebuild(&mut self, c: &Counts) {
         let size = 1u32 << c.log;
         spread_into(c, &mut self.spread);
-        self.next.clear();
-        self.next.extend_from_slice(&c.counts);
-        self.first_state.clear();
-        self.first_state.resize(c.counts.len(), usize::MAX);
-        for (u, &s) in self.spread.iter().enumerate().rev() {
-            self.first_state[s as usize] = u;
-        }
+        // Indexed by a byte: no bounds checks in the loops below (a table is rebuilt for
+        // every dense tensor chunk, so this is decode time).
+        let mut next = [0u32; 256];
+        next[..c.counts.len()].copy_from_slice(&c.counts);
         for (entry, &s) in self.table.iter_mut().zip(&self.spread) {
-            let x = self.next[s as usize];
-            self.next[s as usize] += 1;
+            let x = next[s as usize];
+            next[s as usize] += 1;
             let bits = c.log - (31 - x.leading_zeros());
             *entry = Entry {
                 base: ((x << bits) - size) as u16,
@@ -316,6 +308,16 @@ impl Decoder {
             };
         }
         self.log = c.log;
+    }
+
+    /// Where the encoder starts a lane that ends on `sym`: the symbol's first state in the
+    /// spread. Looked up for the four final states only, rather than tabulated on every
+    /// rebuild (a dense tensor chunk rebuilds its table every 32 K symbols).
+    fn first_state(&self, sym: u8) -> usize {
+        self.spread
+            .iter()
+            .position(|&s| s == sym)
+            .unwrap_or(usize::MAX)
     }
 
     /// Decodes `out.len()` symbols from `src`, which must be consumed exactly.
@@ -379,7 +381,7 @@ impl Decoder {
                 *x = t[state[lane] & mask].sym;
                 // Each lane ends where the encoder started it: a canonical state, which
                 // catches corrupt bits that would otherwise decode to the same symbols.
-                if state[lane] != self.first_state[*x as usize] {
+                if state[lane] != self.first_state(*x) {
                     return Err(EntropyError(
                         "tANS stream ends in a state its encoder never starts from",
                     ));

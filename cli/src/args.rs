@@ -129,6 +129,12 @@ pub struct Args {
     #[arg(long, group = "lvl")]
     pub ultra: bool,
 
+    /// Long-distance matching (with --max or --ultra): also find repeats up to 128 MiB back,
+    /// e.g. a file stored twice in a tar. Blocks become 128 MiB (one thread per 128 MiB of
+    /// input); decoding needs nothing new
+    #[arg(long)]
+    pub long: bool,
+
     /// Level number 1..19; also spelled -1 .. -19
     #[arg(long, value_name = "N", group = "lvl", value_parser = clap::value_parser!(u32).range(1..=19))]
     pub level: Option<u32>,

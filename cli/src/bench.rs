@@ -49,21 +49,47 @@ impl Measured {
     }
 }
 
-fn glyd_codec(level: Level, threads: usize, block_size: Option<usize>) -> Codec {
+fn glyd_codec(level: Level, threads: usize, block_size: Option<usize>, long: bool) -> Codec {
     let opts = Options {
         level,
         threads,
         block_size,
+        long,
     };
     Codec {
-        name: format!("glyd --{}", level.name()),
+        name: format!(
+            "glyd --{}{}",
+            level.name(),
+            if long { " --long" } else { "" }
+        ),
         threads,
         compress: Box::new(move |d| glyd_core::compress(d, &opts).expect("valid options")),
         decompress: Box::new(move |c, out| Ok(glyd_core::decompress_into(c, out, threads)?)),
     }
 }
 
-fn peers() -> Vec<Codec> {
+/// zstd at `level` with `--long` (a 128 MiB window, as glyd's), in the same process.
+fn zstd_long(level: i32) -> Codec {
+    use zstd::stream::raw::{CParameter, DParameter};
+    Codec {
+        name: format!("zstd -{level} --long"),
+        threads: 1,
+        compress: Box::new(move |d| {
+            let mut z = zstd::bulk::Compressor::new(level).expect("zstd compressor");
+            z.set_parameter(CParameter::EnableLongDistanceMatching(true))
+                .and_then(|_| z.set_parameter(CParameter::WindowLog(27)))
+                .expect("zstd long-distance parameters");
+            z.compress(d).expect("zstd compress")
+        }),
+        decompress: Box::new(|c, out| {
+            let mut z = zstd::bulk::Decompressor::new()?;
+            z.set_parameter(DParameter::WindowLogMax(27))?;
+            Ok(z.decompress_to_buffer(c, out)?)
+        }),
+    }
+}
+
+fn peers(long: bool) -> Vec<Codec> {
     let mut v = vec![
         Codec {
             name: "lz4 (C)".into(),
@@ -111,6 +137,9 @@ fn peers() -> Vec<Codec> {
             }),
         });
     }
+    if long {
+        v.extend([3, 19].map(zstd_long));
+    }
     v
 }
 
@@ -144,8 +173,12 @@ fn record_codecs(level: Level, cores: usize) -> Vec<Codec> {
     if cores > 1 {
         v.push(record_codec(level, cores));
     }
-    v.push(glyd_codec(level, 1, None));
-    v.extend(peers().into_iter().filter(|c| c.name.starts_with("zstd")));
+    v.push(glyd_codec(level, 1, None, false));
+    v.extend(
+        peers(false)
+            .into_iter()
+            .filter(|c| c.name.starts_with("zstd")),
+    );
     v
 }
 
@@ -184,15 +217,23 @@ fn measure_columns(data: &[u8], level: Level, runs: u32) -> Result<Option<(f64, 
     Ok(Some((median(rebuild), median(columns))))
 }
 
-fn codecs(cores: usize, block_size: Option<usize>) -> Vec<Codec> {
+/// With `long`, the entropy levels and zstd also run with long-distance matching.
+fn codecs(cores: usize, block_size: Option<usize>, long: bool) -> Vec<Codec> {
     let mut v: Vec<Codec> = Level::ALL
         .iter()
-        .map(|&l| glyd_codec(l, 1, block_size))
+        .map(|&l| glyd_codec(l, 1, block_size, false))
         .collect();
-    if cores > 1 {
-        v.extend(Level::ALL.iter().map(|&l| glyd_codec(l, cores, block_size)));
+    if long {
+        v.extend([Level::Max, Level::Ultra].map(|l| glyd_codec(l, 1, block_size, true)));
     }
-    v.extend(peers());
+    if cores > 1 {
+        v.extend(
+            Level::ALL
+                .iter()
+                .map(|&l| glyd_codec(l, cores, block_size, false)),
+        );
+    }
+    v.extend(peers(long));
     v
 }
 
@@ -282,7 +323,7 @@ pub fn run(args: &Args, ui: Ui) -> Result<()> {
     let codecs = if args.records {
         record_codecs(args.level(), cores)
     } else {
-        codecs(cores, args.block_size)
+        codecs(cores, args.block_size, args.long)
     };
     let mut totals = vec![Measured::default(); codecs.len()];
     let many = args.files.len() > 1;

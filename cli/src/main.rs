@@ -286,6 +286,7 @@ fn process(path: &Path, mode: Mode, args: &Args, ui: Ui) -> Result<()> {
                 level: args.level(),
                 threads: args.threads,
                 block_size: args.block_size,
+                long: args.long,
             };
             let chunk = opts.block_size() * glyd_core::resolve_threads(args.threads);
             let mut enc = Encoder::new(Counting { inner: out, n: 0 }, &opts)?;

@@ -117,6 +117,7 @@ pub fn compress<W: Write>(
         level,
         threads: args.threads,
         block_size: args.block_size,
+        long: args.long,
     };
     match format {
         // Input that fits in the sample is small: try both and keep the smaller, so record
@@ -161,6 +162,7 @@ pub fn compress_in_memory(data: &[u8], level: glyd_core::Level, threads: usize) 
         level,
         threads,
         block_size: None,
+        long: false,
     };
     let opts = WriteOptions {
         level,

@@ -50,6 +50,46 @@ fn compress_then_decompress_restores_the_file() {
     assert!(names.iter().all(|n| !n.ends_with(".tmp")), "{names:?}");
 }
 
+/// `--long`: the log stored twice with 9 MiB of other bytes between (past an 8 MiB `--max`
+/// block) packs to about one copy, in one 128 MiB block, and comes back byte for byte; the fast
+/// levels refuse it with a message that says what to use.
+#[test]
+fn long_distance_matching_finds_a_far_copy() {
+    let (dir, data) = workdir();
+    let d = dir.path();
+    let mut x = 0x2545_f491_4f6c_dd1du64;
+    let filler: Vec<u8> = (0..9 << 20)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x >> 32) as u8
+        })
+        .collect();
+    let twice = [&data[..], &filler, &data[..]].concat();
+    std::fs::write(d.join("twice.bin"), &twice).unwrap();
+    let o = run(&["-k", "twice.bin", "-o", "plain.glyd"], d);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = run(&["-k", "--long", "twice.bin", "-o", "long.glyd"], d);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let plain = std::fs::metadata(d.join("plain.glyd")).unwrap().len();
+    let long = std::fs::metadata(d.join("long.glyd")).unwrap().len();
+    // Noise stays as it is: what `plain` holds beyond it is the two packed copies of the log.
+    let copies = plain - filler.len() as u64;
+    assert!(
+        long + copies / 3 < plain,
+        "--long {long} bytes, without {plain}"
+    );
+    let o = run(&["-l", "long.glyd"], d);
+    assert!(String::from_utf8_lossy(&o.stdout).contains("128.0 MiB"));
+    let o = run(&["-d", "-c", "long.glyd"], d);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(o.stdout == twice, "--long did not round-trip");
+    let o = run(&["--fast", "--long", "-c", "twice.bin"], d);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("--max or --ultra"), "{}", stderr(&o));
+}
+
 #[test]
 fn refuses_to_overwrite_without_force() {
     let (dir, _) = workdir();

@@ -13,15 +13,21 @@ pub struct EncodedBlock {
     pub payload: Vec<u8>,
 }
 
-/// Encodes one block of at most the frame's block size (and at least one byte).
-pub fn encode_block(src: &[u8], level: Level) -> EncodedBlock {
+/// Encodes one block of at most the frame's block size (and at least one byte); `long` turns on
+/// long-distance matching (entropy levels only).
+pub fn encode_block(src: &[u8], level: Level, long: bool) -> EncodedBlock {
     let mut payload = Vec::with_capacity(src.len() / 2);
-    let header = encode_block_into(src, level, &mut payload);
+    let header = encode_block_into(src, level, long, &mut payload);
     EncodedBlock { header, payload }
 }
 
 /// Encodes one block into `payload` (cleared first, its memory reused); returns the header.
-pub fn encode_block_into(src: &[u8], level: Level, payload: &mut Vec<u8>) -> BlockHeader {
+pub fn encode_block_into(
+    src: &[u8],
+    level: Level,
+    long: bool,
+    payload: &mut Vec<u8>,
+) -> BlockHeader {
     debug_assert!(!src.is_empty() && src.len() <= u32::MAX as usize);
     let header = |kind, stored: usize| BlockHeader {
         kind,
@@ -32,7 +38,7 @@ pub fn encode_block_into(src: &[u8], level: Level, payload: &mut Vec<u8>) -> Blo
     payload.clear();
     let kind = match level.method() {
         Method::Elz(p) => {
-            crate::elz::compress_into(src, &p, payload);
+            crate::elz::compress_into(src, &p, long, payload);
             BlockKind::Elz
         }
         Method::Lz(p) => {

@@ -19,7 +19,7 @@ pub fn encode_chunk(src: &[u8], level: Level, out: &mut Vec<u8>) -> usize {
         src.len()
     );
     let mut payload = Vec::new();
-    let header = encode_block_into(src, level, &mut payload);
+    let header = encode_block_into(src, level, false, &mut payload);
     out.extend_from_slice(&header.to_bytes());
     out.extend_from_slice(&payload);
     BLOCK_HEADER_LEN + payload.len()

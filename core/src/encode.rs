@@ -29,6 +29,12 @@ pub struct Encoder<W: Write> {
 impl<W: Write> Encoder<W> {
     /// A compressor writing one frame to `inner`.
     pub fn new(inner: W, opts: &Options) -> Result<Self> {
+        if opts.long && !matches!(opts.level.method(), crate::Method::Elz(_)) {
+            return Err(crate::Error::InvalidOption(format!(
+                "long-distance matching needs an entropy level (--max or --ultra), not --{}",
+                opts.level
+            )));
+        }
         let block_size = opts.block_size();
         let header = FrameHeader::new(opts.level.number(), block_size)?;
         Ok(Self {
@@ -68,19 +74,19 @@ impl<W: Write> Encoder<W> {
         if data.is_empty() {
             return Ok(());
         }
-        let level = self.opts.level;
+        let (level, long) = (self.opts.level, self.opts.long);
         if self.threads <= 1 || data.len() <= self.block_size {
             // One thread: encode and write block by block through one reused payload buffer.
             let mut payload = std::mem::take(&mut self.payload);
             for chunk in data.chunks(self.block_size) {
-                let header = encode_block_into(chunk, level, &mut payload);
+                let header = encode_block_into(chunk, level, long, &mut payload);
                 self.write_block(&header, &payload)?;
             }
             self.payload = payload;
         } else {
             let chunks: Vec<&[u8]> = data.chunks(self.block_size).collect();
             let blocks: Vec<EncodedBlock> =
-                parallel::map(self.threads, &chunks, |c| encode_block(c, level));
+                parallel::map(self.threads, &chunks, |c| encode_block(c, level, long));
             for b in blocks {
                 self.write_block(&b.header, &b.payload)?;
             }

@@ -43,10 +43,18 @@ pub struct Options {
     pub level: Level,
     /// Worker threads; 0 means every core.
     pub threads: usize,
-    /// Bytes of input per block; `None` means the level's default. Must be within
-    /// 1 KiB ..= 128 MiB; frames record it rounded up to a power of two.
+    /// Bytes of input per block; `None` means the level's default ([`LONG_BLOCK_SIZE`] with
+    /// `long`). Must be within 1 KiB ..= 128 MiB; frames record it rounded up to a power of two.
     pub block_size: Option<usize>,
+    /// Long-distance matching (`--long`, entropy levels only): a matcher that finds repeats
+    /// anywhere in the block runs before the parser, and blocks default to 128 MiB, so repeats
+    /// up to 128 MiB apart are found. Decoding needs nothing new (and a block's worth of memory
+    /// per thread).
+    pub long: bool,
 }
+
+/// The default block size with [`Options::long`]: the largest the format allows, 128 MiB.
+pub const LONG_BLOCK_SIZE: usize = 1 << frame::MAX_BLOCK_LOG;
 
 impl Options {
     /// Options for `level`, on all cores, with its default block size.
@@ -69,10 +77,21 @@ impl Options {
         self
     }
 
+    /// The same options with long-distance matching on or off.
+    pub fn with_long(mut self, long: bool) -> Self {
+        self.long = long;
+        self
+    }
+
     /// Bytes of input per block.
     pub fn block_size(&self) -> usize {
-        self.block_size
-            .unwrap_or_else(|| self.level.default_block_size())
+        self.block_size.unwrap_or_else(|| {
+            if self.long {
+                LONG_BLOCK_SIZE
+            } else {
+                self.level.default_block_size()
+            }
+        })
     }
 }
 

@@ -87,6 +87,15 @@ fn corpus_round_trips_at_every_level() {
                 f.display()
             );
         }
+        for level in [Level::Max, Level::Ultra] {
+            let packed = compress(&data, &Options::new(level).with_long(true)).unwrap();
+            assert_eq!(
+                decompress_with(&packed, 0).unwrap(),
+                data,
+                "--long {}",
+                f.display()
+            );
+        }
     }
 }
 
@@ -140,6 +149,9 @@ fn edge_inputs_round_trip() {
         for level in Level::ALL {
             check_all_ways(&data, &Options::new(level));
             check_all_ways(&data, &Options::new(level).with_block_size(1024));
+        }
+        for level in [Level::Max, Level::Ultra] {
+            check_all_ways(&data, &Options::new(level).with_long(true));
         }
     }
 }
@@ -197,5 +209,82 @@ proptest! {
                 prop_assert_eq!(&out, &data);
             }
         }
+        // Long-distance matches between the parsers' own, in one block and in small ones.
+        for level in [Level::Max, Level::Ultra] {
+            check_all_ways(&data, &Options::new(level).with_long(true));
+            check_all_ways(&data, &Options::new(level).with_long(true).with_block_size(2048));
+        }
+    }
+}
+
+fn noise(n: usize, seed: u64) -> Vec<u8> {
+    let mut x = seed | 1;
+    (0..n)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x >> 24) as u8
+        })
+        .collect()
+}
+
+/// `--long` finds a repeat 9 MiB back that the double-fast parser alone misses (its tables
+/// have long forgotten it), and the stream decodes byte for byte every way.
+#[test]
+fn long_distance_matching_finds_far_repeats() {
+    let a = noise(1 << 20, 1);
+    let mut data = a.clone();
+    data.extend_from_slice(&noise(9 << 20, 2));
+    data.extend_from_slice(&a);
+    let plain = Options::new(Level::Max)
+        .with_block_size(16 << 20)
+        .with_threads(1);
+    let long = Options::new(Level::Max).with_long(true).with_threads(1);
+    assert_eq!(long.block_size(), 128 << 20);
+    let (p, l) = (
+        compress(&data, &plain).unwrap(),
+        compress(&data, &long).unwrap(),
+    );
+    assert!(
+        l.len() + (1000 << 10) < p.len(),
+        "--long {} bytes, without {} bytes",
+        l.len(),
+        p.len()
+    );
+    check_all_ways(&data, &long);
+}
+
+/// The optimal parser takes long-distance matches too; a text-like input with near and far
+/// repeats round-trips and is no bigger than without `--long`.
+#[test]
+fn long_distance_matching_at_ultra() {
+    let words: Vec<&[u8]> = vec![b"alpha ", b"beta ", b"gamma ", b"delta\n", b"epsilon "];
+    let text: Vec<u8> = (0..40_000u64)
+        .flat_map(|i| {
+            words[(i * 7 + i / 13) as usize % words.len()]
+                .iter()
+                .copied()
+        })
+        .collect();
+    let mut data = noise(300 << 10, 5);
+    data.extend_from_slice(&text);
+    data.extend_from_slice(&noise(600 << 10, 6));
+    data.extend_from_within(..300 << 10);
+    let plain = Options::new(Level::Ultra).with_threads(1);
+    let long = plain.clone().with_long(true);
+    let (p, l) = (
+        compress(&data, &plain).unwrap(),
+        compress(&data, &long).unwrap(),
+    );
+    assert!(l.len() <= p.len() + 64, "--long {} vs {}", l.len(), p.len());
+    check_all_ways(&data, &long);
+}
+
+#[test]
+fn long_distance_matching_needs_an_entropy_level() {
+    for level in [Level::Fast, Level::Lz] {
+        let err = compress(b"data", &Options::new(level).with_long(true)).unwrap_err();
+        assert!(err.to_string().contains("--max or --ultra"), "{err}");
     }
 }

@@ -3,6 +3,7 @@
 //! probed at the next byte before either; one lazy step tries the next position when the match
 //! found is short; after each match, a match at the second repeat offset is taken at once.
 
+use super::ldm::{self, LongMatch};
 use super::{Reps, Seq, MIN_MATCH};
 use crate::window::{common_len, read_u32, read_u64};
 
@@ -83,8 +84,9 @@ fn hash(v: u64, bytes: usize, log: u32) -> usize {
 /// Positions this close to the end are not searched (8-byte reads stay in bounds).
 const TAIL: usize = 8;
 
-/// Parses `src` (one block) into `out`.
-pub fn parse(src: &[u8], p: &Params, t: &mut Tables, out: &mut Parse) {
+/// Parses `src` (one block) into `out`, taking the long-distance matches `far` (in order, not
+/// overlapping; empty without `--long`) where they start.
+pub fn parse(src: &[u8], p: &Params, t: &mut Tables, far: &[LongMatch], out: &mut Parse) {
     out.clear();
     let n = src.len();
     if n < 16 {
@@ -107,8 +109,24 @@ pub fn parse(src: &[u8], p: &Params, t: &mut Tables, out: &mut Parse) {
     let mut reps = Reps::default();
     let mut anchor = 0;
     let mut ip = 1;
+    let mut far = far.iter().peekable();
     // Table entries hold positions; 0 doubles as "empty", which only costs matches at byte 0.
     while ip < limit {
+        // A long-distance match that starts here (or was stepped over) goes first, from where
+        // the literals start if an earlier match ran into it.
+        if let Some(m) = far.next_if(|m| m.start <= ip) {
+            let start = m.start.max(anchor);
+            if m.start + m.len >= start + ldm::MIN_LEN / 2 {
+                let len = m.start + m.len - start;
+                out.push(src, anchor, start, m.off, len, &mut reps);
+                ip = start + len;
+                anchor = ip;
+                if ip >= limit {
+                    break;
+                }
+            }
+            continue;
+        }
         let v = read_u64(src, ip);
         let hl = hash(v, 8, p.long_log);
         let hs = hash(v, p.short_len, p.short_log);

@@ -11,6 +11,7 @@
 mod decode;
 pub mod dfast;
 mod encode;
+pub mod ldm;
 pub mod optimal;
 mod stats;
 
@@ -26,6 +27,8 @@ struct Scratch {
     optimal: optimal::Scratch,
     parse: dfast::Parse,
     payload: PayloadScratch,
+    ldm: ldm::Scratch,
+    long: Vec<ldm::LongMatch>,
 }
 
 /// Which parser an entropy level runs, with its settings.
@@ -41,13 +44,18 @@ thread_local! {
     static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
 }
 
-/// Compresses `src` (one block) as an entropy LZ payload with `parser`, appended to `out`.
-pub fn compress_into(src: &[u8], parser: &Parser, out: &mut Vec<u8>) {
+/// Compresses `src` (one block) as an entropy LZ payload with `parser`, appended to `out`;
+/// with `long`, the long-distance matcher ([`ldm`]) runs first and the parser takes its matches.
+pub fn compress_into(src: &[u8], parser: &Parser, long: bool, out: &mut Vec<u8>) {
     SCRATCH.with(|s| {
         let s = &mut *s.borrow_mut();
+        s.long.clear();
+        if long {
+            ldm::find(src, &mut s.ldm, &mut s.long);
+        }
         match parser {
-            Parser::Dfast(p) => dfast::parse(src, p, &mut s.tables, &mut s.parse),
-            Parser::Optimal(p) => optimal::parse(src, p, &mut s.optimal, &mut s.parse),
+            Parser::Dfast(p) => dfast::parse(src, p, &mut s.tables, &s.long, &mut s.parse),
+            Parser::Optimal(p) => optimal::parse(src, p, &mut s.optimal, &s.long, &mut s.parse),
         }
         write_payload(&s.parse.literals, &s.parse.seqs, &mut s.payload, out);
     });

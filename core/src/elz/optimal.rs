@@ -13,6 +13,7 @@
 //! priced by the previous region's result (the first region's by a quick double-fast parse).
 
 use super::dfast::{self, Parse};
+use super::ldm::LongMatch;
 use super::stats::Stats;
 use super::{offset_code, Reps, Seq, LL_CODE, MIN_MATCH, ML_CODE, SECTION_BYTES};
 use crate::window::{common_len, common_len_upto, read_u32};
@@ -83,7 +84,10 @@ const UNREACHED: Node = Node {
 /// of every position of a region once, then the shortest-path search runs `passes` times over
 /// the region, each pass priced by the one before (the first by the previous region's result,
 /// or for the first region by a quick double-fast parse of the block).
-pub fn parse(src: &[u8], p: &Params, s: &mut Scratch, out: &mut Parse) {
+///
+/// Long-distance matches (`long`: in order, not overlapping; empty without `--long`) join the
+/// tree's candidates at every position they cover, so the search takes them where they pay.
+pub fn parse(src: &[u8], p: &Params, s: &mut Scratch, mut long: &[LongMatch], out: &mut Parse) {
     out.clear();
     let n = src.len();
     if n < 16 {
@@ -95,7 +99,7 @@ pub fn parse(src: &[u8], p: &Params, s: &mut Scratch, out: &mut Parse) {
         short_len: 5,
         ..dfast::Params::MAX
     };
-    dfast::parse(src, &quick, &mut s.dfast, &mut s.first);
+    dfast::parse(src, &quick, &mut s.dfast, long, &mut s.first);
     let first_prices = Prices::per_section(&s.first, n);
     s.head.clear();
     s.head.resize(1 << p.hash_log, NIL);
@@ -134,6 +138,16 @@ pub fn parse(src: &[u8], p: &Params, s: &mut Scratch, out: &mut Parse) {
             s.starts.push(s.cache.len() as u32);
             let from = s.cache.len();
             tree.insert(at, Some(&mut s.cache));
+            while long.first().is_some_and(|m| m.start + m.len <= at) {
+                long = &long[1..];
+            }
+            if let Some(m) = long.first().filter(|m| m.start <= at) {
+                // Candidates are in increasing length: the long match goes last, if longest.
+                let rest = (m.start + m.len - at) as u32;
+                if s.cache[from..].last().is_none_or(|&(len, _)| rest > len) {
+                    s.cache.push((rest, m.off as u32));
+                }
+            }
             // A length can use any match at least that long: keep the nearest for each.
             let mut nearest = u32::MAX;
             for m in s.cache[from..].iter_mut().rev() {

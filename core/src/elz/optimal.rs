@@ -356,7 +356,10 @@ impl Tree<'_> {
             let c = cand as usize;
             let mut len = len_smaller.min(len_larger);
             if len < limit && src[c + len] == src[pos + len] {
-                len += 1 + common_len(src, c + len + 1, pos + len + 1).min(limit - len - 1);
+                // Bounded: inside a long repeat (a --long match taken whole, then inserted
+                // position by position) an unbounded count would cost the whole repeat each time.
+                len += 1 + common_len_upto(src, c + len + 1, pos + len + 1, limit - len - 1)
+                    .min(limit - len - 1);
                 if len > best {
                     best = len;
                     if let Some(f) = found.as_deref_mut() {

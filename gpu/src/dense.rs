@@ -305,8 +305,12 @@ fn decode_chunk(
     for (s, v) in lut.iter_mut().enumerate().take(alphabet) {
         *v = split.coded_bits(u32::from(exponents[s >> k]), (s as u32) & ((1 << k) - 1));
     }
-    syms.clear();
-    syms.resize(n, 0);
+    // Every symbol is written below (by the tANS decoder or the constant fill), so a buffer
+    // of the right length from the previous chunk needs no clearing.
+    if syms.len() != n {
+        syms.clear();
+        syms.resize(n, 0);
+    }
     match byte(&mut pos)? {
         0 => {
             let s = usize::from(byte(&mut pos)?);
@@ -374,8 +378,8 @@ fn assemble(split: Split, lut: &[u32; 256], syms: &[u8], raw: &[u8], out: &mut [
     if fb.bits == 16 {
         // Fast path (bf16, fp16): a table turns each verbatim part into its sign and mantissa
         // bits in place.
-        let mut raw_lut = vec![0u16; 1 << w];
-        for (r, v) in raw_lut.iter_mut().enumerate() {
+        let mut raw_lut = [0u16; 1 << 11]; // verbatim parts are at most 11 bits (fp16)
+        for (r, v) in raw_lut.iter_mut().enumerate().take(1 << w) {
             *v = split.assemble(0, r as u32) as u16;
         }
         let lut16: [u16; 256] = lut.map(|v| v as u16);

@@ -58,6 +58,20 @@ pub fn tile(t: &Tile<'_>, ranks: &mut [u16], out: &mut [u8]) -> (usize, usize, b
     unsafe { tile_avx512(t, ranks, out) }
 }
 
+/// Where each of 32 lanes finds its `w`-bit field (w ≤ 9) in a plane of 32 such fields: the
+/// byte-permute indices of the field's two bytes (per 16-bit lane) and the right shift within
+/// them. Shared by the AVX-512 paths that pull fixed-width fields out of bit planes.
+pub fn lane_fields(w: u32) -> ([u8; 64], [u16; 32]) {
+    let (mut idx, mut shifts) = ([0u8; 64], [0u16; 32]);
+    for i in 0..32 {
+        let bit = i * w as usize;
+        idx[2 * i] = (bit / 8) as u8;
+        idx[2 * i + 1] = (bit / 8 + 1) as u8;
+        shifts[i] = (bit % 8) as u16;
+    }
+    (idx, shifts)
+}
+
 #[target_feature(enable = "avx512f,avx512bw,avx512vbmi,avx512vbmi2")]
 unsafe fn tile_avx512(
     t: &Tile<'_>,
@@ -75,14 +89,7 @@ unsafe fn tile_avx512(
         raw,
     } = *t;
     let groups = raw.len() / 32;
-    // Lane i's code starts at bit i·w1: its two bytes, then a shift within them.
-    let (mut idx, mut shifts) = ([0u8; 64], [0u16; 32]);
-    for i in 0..32 {
-        let bit = i * w1 as usize;
-        idx[2 * i] = (bit / 8) as u8;
-        idx[2 * i + 1] = (bit / 8 + 1) as u8;
-        shifts[i] = (bit % 8) as u16;
-    }
+    let (idx, shifts) = lane_fields(w1);
     // SAFETY (whole body): the caller checked the CPU features and the slice lengths
     // (see `tile`).
     unsafe {

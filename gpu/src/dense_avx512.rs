@@ -57,14 +57,8 @@ unsafe fn assemble_avx512(
     steps: usize,
 ) {
     let w = low_bits + 1;
-    // Lane i's verbatim part starts at bit i·w of the step: its two bytes, then a shift.
-    let (mut idx, mut shifts) = ([0u8; 64], [0u16; 32]);
-    for i in 0..32 {
-        let bit = i * w as usize;
-        idx[2 * i] = (bit / 8) as u8;
-        idx[2 * i + 1] = (bit / 8 + 1) as u8;
-        shifts[i] = (bit % 8) as u16;
-    }
+    // Lane i's verbatim part starts at bit i·w of the step.
+    let (idx, shifts) = crate::bf16_avx512::lane_fields(w);
     // SAFETY (whole body): the caller checked the CPU features and the slice lengths.
     unsafe {
         let idx = _mm512_loadu_si512(idx.as_ptr().cast());

@@ -517,11 +517,18 @@ impl<W: Write> Write for RecordWriter<W> {
             self.header_seen += k;
             buf = &buf[k..];
         }
-        self.pending.extend_from_slice(buf);
-        self.bytes_in += taken as u64;
-        if self.pending.len() >= self.opts.row_group_size * self.threads {
-            self.encode_pending(false).map_err(io::Error::other)?;
+        // Taken a batch of row groups at a time, so that one large write holds no more than
+        // that in memory (and copies no more than that at once).
+        let batch = self.opts.row_group_size * self.threads;
+        while !buf.is_empty() {
+            let k = batch.saturating_sub(self.pending.len()).clamp(1, buf.len());
+            self.pending.extend_from_slice(&buf[..k]);
+            buf = &buf[k..];
+            if self.pending.len() >= batch {
+                self.encode_pending(false).map_err(io::Error::other)?;
+            }
         }
+        self.bytes_in += taken as u64;
         Ok(taken)
     }
 

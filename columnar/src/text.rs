@@ -121,31 +121,55 @@ const PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819\
 6061626364656667686970717273747576777879\
 8081828384858687888990919293949596979899";
 
+/// 10^0 ..= 10^19.
+const POW10: [u64; 20] = {
+    let mut t = [1u64; 20];
+    let mut i = 1;
+    while i < 20 {
+        t[i] = t[i - 1] * 10;
+        i += 1;
+    }
+    t
+};
+
+/// Number of decimal digits of `v` (1 for 0): estimated from the bit length (1233 / 4096 is
+/// just over log10 2), then corrected by one comparison.
+#[inline(always)]
+fn decimal_len(v: u64) -> usize {
+    let bits = 64 - (v | 1).leading_zeros() as usize;
+    let t = (bits * 1233) >> 12;
+    (t + 1 - usize::from(v < POW10[t])).max(1)
+}
+
 /// Appends the decimal digits of `v` (no sign), at least `width` of them (zero-padded).
 pub fn put_digits(out: &mut Vec<u8>, mut v: u64, width: usize) {
-    // Digit count by comparison: the values spelled here are mostly short.
-    let mut digits = 1;
-    let mut bound = 10u64;
-    while digits < 20 && v >= bound {
-        digits += 1;
-        bound = bound.saturating_mul(10);
-    }
-    let digits = digits.max(width.min(20));
-    let mut buf = [b'0'; 20];
-    let mut i = digits;
+    let n = decimal_len(v).max(width.min(20));
+    out.reserve(n);
+    let len = out.len();
+    // Digits go straight into the spare capacity, last digit first, two per division.
+    let dst = &mut out.spare_capacity_mut()[..n];
+    let mut i = n;
     while v >= 100 {
         let p = (v % 100) as usize * 2;
         v /= 100;
         i -= 2;
-        buf[i..i + 2].copy_from_slice(&PAIRS[p..p + 2]);
+        dst[i].write(PAIRS[p]);
+        dst[i + 1].write(PAIRS[p + 1]);
     }
     if v >= 10 {
         let p = v as usize * 2;
-        buf[i - 2..i].copy_from_slice(&PAIRS[p..p + 2]);
+        i -= 2;
+        dst[i].write(PAIRS[p]);
+        dst[i + 1].write(PAIRS[p + 1]);
     } else {
-        buf[i - 1] = b'0' + v as u8;
+        i -= 1;
+        dst[i].write(b'0' + v as u8);
     }
-    push_prefix(out, &buf, digits);
+    for b in &mut dst[..i] {
+        b.write(b'0');
+    }
+    // SAFETY: all `n` bytes after `len` were written just above.
+    unsafe { out.set_len(len + n) };
 }
 
 /// FAST PATH: appends the first `n` bytes of `bytes` with one copy of fixed size `N`, which
@@ -176,11 +200,28 @@ pub fn put_decimal(out: &mut Vec<u8>, v: i64, places: u8) {
     if v < 0 {
         out.push(b'-');
     }
-    let p = 10u64.pow(u32::from(places));
-    let a = v.unsigned_abs();
-    put_digits(out, a / p, 1);
+    let (whole, fraction) = split_places(v.unsigned_abs(), places);
+    put_digits(out, whole, 1);
     out.push(b'.');
-    put_digits(out, a % p, usize::from(places));
+    put_digits(out, fraction, usize::from(places));
+}
+
+/// `(a / 10^places, a % 10^places)`, with constant divisors for the common places (a division
+/// by a variable costs several times a multiplication).
+#[inline(always)]
+fn split_places(a: u64, places: u8) -> (u64, u64) {
+    macro_rules! by_constant {
+        ($($p:literal)*) => {
+            match places {
+                $($p => (a / 10u64.pow($p), a % 10u64.pow($p)),)*
+                _ => {
+                    let p = 10u64.pow(u32::from(places));
+                    (a / p, a % p)
+                }
+            }
+        };
+    }
+    by_constant!(0 1 2 3 4 5 6)
 }
 
 /// How a timestamp is spelled: `YYYY-MM-DD`, a separator (` ` or `T`), `HH:MM:SS`, then

@@ -9,6 +9,8 @@
 //! words stream, every token after a word to the separators stream (mostly `" "`), each
 //! stream then compressing on its own statistics.
 
+use glyd_core::copy::{extend_from_padded, MARGIN};
+
 use crate::bytes::{put_varint, Cursor};
 use crate::column::{FastMap, RawColumn, SAMPLE_ROWS};
 
@@ -16,7 +18,7 @@ use crate::column::{FastMap, RawColumn, SAMPLE_ROWS};
 pub const MAX_VOCABULARY: usize = 1 << 15;
 
 /// Whether `b` belongs in a word.
-fn is_word_byte(b: u8) -> bool {
+const fn is_word_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b >= 0x80
 }
 
@@ -77,29 +79,85 @@ pub fn pays(col: &RawColumn) -> bool {
     total >= 2 * sample.max(1) && seen.len() * 4 <= total
 }
 
+/// Token ids by content while a column is coded. Tokens of up to 7 bytes (nearly all) are
+/// keyed by their bytes and length packed in one integer, which hashes and compares in a few
+/// instructions; longer ones by their bytes.
+#[derive(Default)]
+struct Vocabulary<'a> {
+    short: FastMap<u64, u32>,
+    long: FastMap<&'a [u8], u32>,
+    /// Each token in order of first appearance, and how often it occurs.
+    found: Vec<(&'a [u8], u32)>,
+}
+
+impl<'a> Vocabulary<'a> {
+    /// The id of `data[at..end]` (numbered on first appearance), counting the occurrence;
+    /// `None` once the vocabulary exceeds [`MAX_VOCABULARY`].
+    #[inline(always)]
+    fn id(&mut self, data: &'a [u8], at: usize, end: usize) -> Option<u32> {
+        let t = &data[at..end];
+        let found = &mut self.found;
+        let new = || {
+            found.push((t, 0));
+            found.len() as u32 - 1
+        };
+        let id = if t.len() <= 7 {
+            // The token's bytes, little-endian, over its length in the top byte.
+            let key = match data.get(at..at + 8) {
+                Some(w) => {
+                    let w = u64::from_le_bytes(w.try_into().expect("8 bytes"));
+                    w & (u64::MAX >> (64 - 8 * t.len()))
+                }
+                None => t.iter().rev().fold(0, |k, &b| k << 8 | u64::from(b)),
+            } | (t.len() as u64) << 56;
+            *self.short.entry(key).or_insert_with(new)
+        } else {
+            *self.long.entry(t).or_insert_with(new)
+        };
+        if self.found.len() > MAX_VOCABULARY {
+            return None;
+        }
+        self.found[id as usize].1 += 1;
+        Some(id)
+    }
+}
+
+/// [`is_word_byte`] of every byte value.
+const WORD_BYTE: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        t[b] = is_word_byte(b as u8);
+        b += 1;
+    }
+    t
+};
+
 /// Codes `col`'s values as words; `None` when its vocabulary exceeds [`MAX_VOCABULARY`].
 pub fn encode(col: &RawColumn) -> Option<Streams> {
     // One pass numbers the tokens in order of first appearance and counts them; the
     // vocabulary is then renumbered commonest first.
-    let mut first: FastMap<&[u8], u32> = FastMap::default();
-    let mut found: Vec<(&[u8], u32)> = Vec::new();
+    let data = &col.data[..];
+    let mut vocabulary = Vocabulary::default();
     let mut rows: Vec<u32> = Vec::with_capacity(col.rows() + 1);
     let mut seq: Vec<u32> = Vec::with_capacity(col.data.len() / 4);
     rows.push(0);
-    for row in 0..col.rows() {
-        for t in tokens(col.value(row)) {
-            let id = *first.entry(t).or_insert_with(|| {
-                found.push((t, 0));
-                found.len() as u32 - 1
-            });
-            if found.len() > MAX_VOCABULARY {
-                return None;
+    let mut at = 0;
+    for &row_end in &col.ends {
+        let row_end = row_end as usize;
+        // Tokens as in [`tokens`], found by byte class in the column's bytes directly.
+        while at < row_end {
+            let word = WORD_BYTE[usize::from(data[at])];
+            let mut end = at + 1;
+            while end < row_end && WORD_BYTE[usize::from(data[end])] == word {
+                end += 1;
             }
-            found[id as usize].1 += 1;
-            seq.push(id);
+            seq.push(vocabulary.id(data, at, end)?);
+            at = end;
         }
         rows.push(seq.len() as u32);
     }
+    let found = vocabulary.found;
     let mut order: Vec<u32> = (0..found.len() as u32).collect();
     order.sort_unstable_by(|&a, &b| {
         let (a, b) = (found[a as usize], found[b as usize]);
@@ -172,6 +230,10 @@ pub fn decode(
         *at += 2;
         Ok(usize::from(b & 0x7f) << 8 | usize::from(lo))
     };
+    // The vocabulary with room after its last entry, so every token is one wide copy.
+    let mut padded = Vec::with_capacity(entries.len() + MARGIN);
+    padded.extend_from_slice(entries);
+    padded.resize(entries.len() + MARGIN, 0);
     let mut data = Vec::with_capacity(max_text.min(16 * (words.len() + separators.len())));
     let mut ends = Vec::with_capacity(rows + 1);
     ends.push(0u32);
@@ -190,7 +252,7 @@ pub fn decode(
             if data.len() + (b - a) as usize > max_text {
                 return Err(format!("words come to more than {max_text} bytes"));
             }
-            data.extend_from_slice(&entries[a as usize..b as usize]);
+            extend_from_padded(&mut data, &padded, a as usize, (b - a) as usize);
             after_word = word;
         }
         ends.push(data.len() as u32);

@@ -71,3 +71,19 @@ pub fn copy_match_exact(out: &mut [u8], op: usize, off: usize, len: usize) {
         out[d] = out[d - off];
     }
 }
+
+/// Appends `src[at..at + len]` to `out` with wide copies: the safe form of
+/// [`copy_literals`] for runs taken from a buffer that keeps [`MARGIN`] spare bytes after its
+/// last run (checked here; a run without them panics).
+#[inline(always)]
+pub fn extend_from_padded(out: &mut Vec<u8>, src: &[u8], at: usize, len: usize) {
+    assert!(at <= src.len() && len + MARGIN <= src.len() - at);
+    out.reserve(len + MARGIN);
+    let n = out.len();
+    // SAFETY: `src[at .. at + len + MARGIN]` is in bounds (asserted) and `out` has room for
+    // `len + MARGIN` bytes after `n` (reserved); the first `len` of them are then written.
+    unsafe {
+        copy_literals(src.as_ptr().add(at), out.as_mut_ptr().add(n), len);
+        out.set_len(n + len);
+    }
+}

@@ -140,22 +140,37 @@ fn finish(s: &Streams<'_>, out: &mut [u8], c: Cursor) -> Result<(), LzError> {
 
 /// The hot loop. Stops (leaving `c` at the first sequence it did not decode) at the end of the
 /// sequences or at the first sequence without the wide-copy margin.
+///
+/// FAST PATH: the streams are walked with raw pointers so that the loop keeps its state in
+/// registers; every pointer is checked against its stream's end before it is used.
 #[inline(always)]
 fn fast_sequences(s: &Streams<'_>, out: &mut [u8], c: &mut Cursor) -> Result<(), LzError> {
     let lits = s.literals;
-    let out_len = out.len();
+    // Sequences may start here only while the margin is left in both buffers.
+    let (Some(lit_room), Some(out_room)) = (
+        lits.len().checked_sub(wide::MARGIN),
+        out.len().checked_sub(wide::MARGIN),
+    ) else {
+        return Ok(());
+    };
     let (mut op, mut lp, mut ep) = (c.op, c.lp, c.ep);
     let mut seq = c.seq;
-    while seq < s.count {
-        let tok = s.tokens[seq] as usize;
+    let tokens = &s.tokens[..s.count];
+    let offsets = &s.offsets[..2 * s.count];
+    let out_ptr = out.as_mut_ptr();
+    let lit_ptr = lits.as_ptr();
+    while seq < tokens.len() {
+        let tok = tokens[seq] as usize;
         let ep0 = ep;
         let ll = length(tok >> 4, s.extra, &mut ep)?;
         let ml = MIN_MATCH + length(tok & 15, s.extra, &mut ep)?;
-        if ll + wide::MARGIN > lits.len() - lp || ll + ml + wide::MARGIN > out_len - op {
+        // `lp <= lit_room` and `op <= out_room` hold on entry to each iteration (checked for
+        // the previous one), so these subtractions do not wrap.
+        if lp + ll > lit_room || op + ll + ml > out_room {
             ep = ep0;
             break;
         }
-        let off = u16::from_le_bytes([s.offsets[2 * seq], s.offsets[2 * seq + 1]]) as usize;
+        let off = u16::from_le_bytes([offsets[2 * seq], offsets[2 * seq + 1]]) as usize;
         if off == 0 || off > op + ll {
             return Err(LzError(
                 "match offset reaches before the start of the block",
@@ -164,8 +179,8 @@ fn fast_sequences(s: &Streams<'_>, out: &mut [u8], c: &mut Cursor) -> Result<(),
         // SAFETY: the checks above put `lits[lp .. lp + ll + MARGIN]` and
         // `out[op .. op + ll + ml + MARGIN]` in bounds, and `1 <= off <= op + ll`.
         unsafe {
-            wide::copy_literals(lits.as_ptr().add(lp), out.as_mut_ptr().add(op), ll);
-            wide::copy_match(out.as_mut_ptr().add(op + ll), off, ml);
+            wide::copy_literals(lit_ptr.add(lp), out_ptr.add(op), ll);
+            wide::copy_match(out_ptr.add(op + ll), off, ml);
         }
         op += ll + ml;
         lp += ll;

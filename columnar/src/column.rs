@@ -956,9 +956,12 @@ const PLANES: u8 = 2;
 /// common step (quantities spelled `17.00`: multiples of 100 once scaled).
 const SCALED_PLANES: u8 = 6;
 
+/// One way to code a column's integers as a stream; `None` where it does not apply.
+type IntCoding = fn(&[i64]) -> Option<Vec<u8>>;
+
 /// The integer codings, each `None` where it does not apply: varints, byte planes, delta
 /// byte planes and, when the values share a step above 1, scaled byte planes.
-const INT_CODINGS: [fn(&[i64]) -> Option<Vec<u8>>; 4] = [
+const INT_CODINGS: [IntCoding; 4] = [
     |v| Some(encode_ints(v)),
     |v| Some(planes(v, false)),
     |v| Some(planes(v, true)),

@@ -79,15 +79,27 @@ pub fn pays(col: &RawColumn) -> bool {
     total >= 2 * sample.max(1) && seen.len() * 4 <= total
 }
 
-/// Token ids by content while a column is coded. Tokens of up to 7 bytes (nearly all) are
-/// keyed by their bytes and length packed in one integer, which hashes and compares in a few
-/// instructions; longer ones by their bytes.
-#[derive(Default)]
+/// Token ids by content while a column is coded. One-byte tokens are looked up by their byte;
+/// tokens of up to 7 bytes (nearly all the rest) are keyed by their bytes and length packed in
+/// one integer, which hashes and compares in a few instructions; longer ones by their bytes.
 struct Vocabulary<'a> {
+    /// One-byte tokens (most separators: a space) by their byte; `u32::MAX` for none yet.
+    single: [u32; 256],
     short: FastMap<u64, u32>,
     long: FastMap<&'a [u8], u32>,
     /// Each token in order of first appearance, and how often it occurs.
     found: Vec<(&'a [u8], u32)>,
+}
+
+impl Default for Vocabulary<'_> {
+    fn default() -> Self {
+        Vocabulary {
+            single: [u32::MAX; 256],
+            short: FastMap::default(),
+            long: FastMap::default(),
+            found: Vec::new(),
+        }
+    }
 }
 
 impl<'a> Vocabulary<'a> {
@@ -97,11 +109,17 @@ impl<'a> Vocabulary<'a> {
     fn id(&mut self, data: &'a [u8], at: usize, end: usize) -> Option<u32> {
         let t = &data[at..end];
         let found = &mut self.found;
-        let new = || {
+        let mut new = || {
             found.push((t, 0));
             found.len() as u32 - 1
         };
-        let id = if t.len() <= 7 {
+        let id = if let [b] = t {
+            let slot = &mut self.single[usize::from(*b)];
+            if *slot == u32::MAX {
+                *slot = new();
+            }
+            *slot
+        } else if t.len() <= 7 {
             // The token's bytes, little-endian, over its length in the top byte.
             let key = match data.get(at..at + 8) {
                 Some(w) => {

@@ -518,10 +518,16 @@ impl<W: Write> Write for RecordWriter<W> {
             buf = &buf[k..];
         }
         // Taken a batch of row groups at a time, so that one large write holds no more than
-        // that in memory (and copies no more than that at once).
+        // that in memory (and copies no more than that at once). A pending line longer than
+        // a batch takes all the rest at once: it stays pending until its end comes.
         let batch = self.opts.row_group_size * self.threads;
         while !buf.is_empty() {
-            let k = batch.saturating_sub(self.pending.len()).clamp(1, buf.len());
+            let room = batch.saturating_sub(self.pending.len());
+            let k = if room == 0 {
+                buf.len()
+            } else {
+                room.min(buf.len())
+            };
             self.pending.extend_from_slice(&buf[..k]);
             buf = &buf[k..];
             if self.pending.len() >= batch {

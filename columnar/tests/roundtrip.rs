@@ -129,6 +129,33 @@ fn streamed_in_small_pieces_many_row_groups() {
     assert_eq!(batches[0].schema().field(0).name(), "Level");
 }
 
+/// One write of a whole input is taken a batch of row groups at a time (many row groups, none
+/// larger than asked); a line longer than a batch waits for its end and still round-trips.
+#[test]
+fn one_large_write_and_a_line_longer_than_a_batch() {
+    let mut src = Vec::new();
+    for i in 0..2000 {
+        src.extend_from_slice(format!("{i},INFO,worker {} done\n", i % 7).as_bytes());
+    }
+    let d = sniff(&src, true).unwrap();
+    let opts = WriteOptions {
+        level: Level::Fast,
+        threads: 2,
+        row_group_size: 1 << 10,
+    };
+    let archive = check(&src, d.clone(), &opts, src.len());
+    let reader = ArchiveReader::from_bytes(archive).unwrap();
+    assert!(reader.row_groups().len() > 20);
+    assert!(reader.row_groups().iter().all(|g| g.input_len <= 1 << 10));
+    // A 10 KiB line in the middle, 5x the batch (row group size x threads).
+    let mut long = src[..src.len() / 2].to_vec();
+    long.extend_from_slice(b"7,WARN,");
+    long.extend(std::iter::repeat_n(b'x', 10 << 10));
+    long.push(b'\n');
+    long.extend_from_slice(&src[src.len() / 2..]);
+    check(&long, d, &opts, long.len());
+}
+
 fn dialect(delimiter: u8, columns: usize, header: Option<&[u8]>) -> Dialect {
     Dialect {
         delimiter,

@@ -141,8 +141,9 @@ fn finish(s: &Streams<'_>, out: &mut [u8], c: Cursor) -> Result<(), LzError> {
 /// The hot loop. Stops (leaving `c` at the first sequence it did not decode) at the end of the
 /// sequences or at the first sequence without the wide-copy margin.
 ///
-/// FAST PATH: the streams are walked with raw pointers so that the loop keeps its state in
-/// registers; every pointer is checked against its stream's end before it is used.
+/// FAST PATH: the streams are sliced to their lengths and the room for wide copies is worked
+/// out once, so that the loop keeps its state in registers; every sequence is still checked
+/// against that room before anything is copied.
 #[inline(always)]
 fn fast_sequences(s: &Streams<'_>, out: &mut [u8], c: &mut Cursor) -> Result<(), LzError> {
     let lits = s.literals;
@@ -164,8 +165,7 @@ fn fast_sequences(s: &Streams<'_>, out: &mut [u8], c: &mut Cursor) -> Result<(),
         let ep0 = ep;
         let ll = length(tok >> 4, s.extra, &mut ep)?;
         let ml = MIN_MATCH + length(tok & 15, s.extra, &mut ep)?;
-        // `lp <= lit_room` and `op <= out_room` hold on entry to each iteration (checked for
-        // the previous one), so these subtractions do not wrap.
+        // Lengths fit in a u32 (`long_length`) and the cursors in the buffers: no overflow.
         if lp + ll > lit_room || op + ll + ml > out_room {
             ep = ep0;
             break;

@@ -528,14 +528,7 @@ pub(crate) fn write_or_quit(out: &mut impl Write, b: &[u8]) -> Result<()> {
 /// A CSV field, quoted when it holds a comma, quote or line break (RFC 4180).
 fn csv_field(out: &mut Vec<u8>, v: &[u8]) {
     if v.iter().any(|&c| matches!(c, b',' | b'"' | b'\n' | b'\r')) {
-        out.push(b'"');
-        for &c in v {
-            if c == b'"' {
-                out.push(b'"');
-            }
-            out.push(c);
-        }
-        out.push(b'"');
+        glyd_columnar::column::put_csv_quoted(out, v);
     } else {
         out.extend_from_slice(v);
     }

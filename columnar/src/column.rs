@@ -1752,7 +1752,7 @@ impl Column {
 }
 
 /// Appends `v` in CSV quotes, its own quotes doubled (RFC 4180).
-fn put_csv_quoted(out: &mut Vec<u8>, v: &[u8]) {
+pub fn put_csv_quoted(out: &mut Vec<u8>, v: &[u8]) {
     out.push(b'"');
     if memchr::memchr(b'"', v).is_none() {
         out.extend_from_slice(v);

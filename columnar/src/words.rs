@@ -31,16 +31,23 @@ fn is_word(entry: &[u8]) -> bool {
 fn tokens(v: &[u8]) -> impl Iterator<Item = &[u8]> + '_ {
     let mut at = 0;
     std::iter::from_fn(move || {
-        let first = *v.get(at)?;
-        let word = is_word_byte(first);
-        let len = v[at..]
-            .iter()
-            .position(|&b| is_word_byte(b) != word)
-            .unwrap_or(v.len() - at);
-        let t = &v[at..at + len];
-        at += len;
-        Some(t)
+        let start = at;
+        at = token_end(v, start)?;
+        Some(&v[start..at])
     })
+}
+
+/// Where the token starting at `at` in `v` ends: a maximal run of word bytes, or of other
+/// bytes. `None` at the end of `v`.
+#[inline(always)]
+fn token_end(v: &[u8], at: usize) -> Option<usize> {
+    let word = WORD_BYTE[usize::from(*v.get(at)?)];
+    let rest = &v[at + 1..];
+    let len = rest
+        .iter()
+        .position(|&b| WORD_BYTE[usize::from(b)] != word)
+        .unwrap_or(rest.len());
+    Some(at + 1 + len)
 }
 
 /// Appends id `id` (< [`MAX_VOCABULARY`]): one byte below 128, else two, high bits first.
@@ -162,14 +169,9 @@ pub fn encode(col: &RawColumn) -> Option<Streams> {
     rows.push(0);
     let mut at = 0;
     for &row_end in &col.ends {
-        let row_end = row_end as usize;
-        // Tokens as in [`tokens`], found by byte class in the column's bytes directly.
-        while at < row_end {
-            let word = WORD_BYTE[usize::from(data[at])];
-            let mut end = at + 1;
-            while end < row_end && WORD_BYTE[usize::from(data[end])] == word {
-                end += 1;
-            }
+        // The row's tokens, found in the column's bytes directly (positions in `data`).
+        let row = &data[..row_end as usize];
+        while let Some(end) = token_end(row, at) {
             seq.push(vocabulary.id(data, at, end)?);
             at = end;
         }

@@ -1,5 +1,5 @@
 //! Fuzz the entropy decoders on arbitrary bytes: Huffman table descriptions and coded streams,
-//! tANS table descriptions and coded streams. The first byte picks the coder and the symbol
+//! tANS table descriptions and coded streams, alone and in pairs. The first byte picks the coder and the symbol
 //! count; none may panic, read out of bounds or allocate from a hostile field. What decodes
 //! must re-encode to the same symbols.
 #![no_main]
@@ -32,11 +32,23 @@ fuzz_target!(|input: &[u8]| {
         let Ok(counts) = fse::read_counts(body, &mut pos, alphabet) else {
             return;
         };
+        let (decoder, encoder) = (fse::Decoder::new(&counts), fse::Encoder::new(&counts));
+        let stream = &body[pos..];
         let mut out = vec![0u8; n];
-        if fse::Decoder::new(&counts).decode(&body[pos..], &mut out).is_ok() {
+        if decoder.decode(stream, &mut out).is_ok() {
             let mut again = Vec::new();
-            fse::Encoder::new(&counts).encode(&out, &mut Vec::new(), &mut again);
-            assert_eq!(again, &body[pos..], "a valid tANS stream has one encoding");
+            encoder.encode(&out, &mut Vec::new(), &mut again);
+            assert_eq!(again, stream, "a valid tANS stream has one encoding");
+        }
+        // The same bytes as two streams (split at the middle) decoded together.
+        let (a, b) = stream.split_at(stream.len() / 2);
+        let (out_a, out_b) = out.split_at_mut(n / 2);
+        if decoder.decode_two(a, out_a, b, out_b).is_ok() {
+            for (symbols, coded) in [(&*out_a, a), (&*out_b, b)] {
+                let mut again = Vec::new();
+                encoder.encode(symbols, &mut Vec::new(), &mut again);
+                assert_eq!(again, coded, "a valid tANS stream has one encoding");
+            }
         }
     }
 });

@@ -56,10 +56,27 @@ impl Ranks {
 /// Encodes float words `bytes` (element layout `fb`) and appends the payload to `out`: each
 /// chunk as its byte length (varint) and its body.
 pub fn encode(fb: FloatBits, bytes: &[u8], out: &mut Vec<u8>) {
+    encode_with(fb, bytes, out, SymbolCoding::TwoStreams);
+}
+
+/// How a chunk codes its symbols when they take more than one value (`docs/FORMAT.md` §8.4).
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+enum SymbolCoding {
+    /// Mode 1: one tANS stream. Earlier writers wrote it and readers still accept it; only
+    /// the tests write it now.
+    #[cfg_attr(not(test), allow(dead_code))]
+    OneStream,
+    /// Mode 2: two tANS streams, the chunk's first and second half, decoded together.
+    TwoStreams,
+}
+
+fn encode_with(fb: FloatBits, bytes: &[u8], out: &mut Vec<u8>, coding: SymbolCoding) {
     let size = (fb.bits / 8) as usize;
     let chunks: Vec<Vec<u8>> = bytes
         .par_chunks(CHUNK * size)
-        .map_init(Vec::new, |scratch, chunk| encode_chunk(fb, chunk, scratch))
+        .map_init(Vec::new, |scratch, chunk| {
+            encode_chunk(fb, chunk, scratch, coding)
+        })
         .collect();
     for c in chunks {
         varint::put(out, c.len() as u64);
@@ -67,7 +84,12 @@ pub fn encode(fb: FloatBits, bytes: &[u8], out: &mut Vec<u8>) {
     }
 }
 
-fn encode_chunk(fb: FloatBits, chunk: &[u8], scratch: &mut Vec<(u32, u8)>) -> Vec<u8> {
+fn encode_chunk(
+    fb: FloatBits,
+    chunk: &[u8],
+    scratch: &mut Vec<(u32, u8)>,
+    coding: SymbolCoding,
+) -> Vec<u8> {
     // One pass for the joint histogram of (exponent, top three mantissa bits).
     let top3 = Split { fb, k: 3 };
     let mut joint = [[0u32; 8]; 256];
@@ -93,13 +115,24 @@ fn encode_chunk(fb: FloatBits, chunk: &[u8], scratch: &mut Vec<(u32, u8)>) -> Ve
         })
         .collect();
     if freq.iter().filter(|&&f| f > 0).count() >= 2 {
-        body.push(1);
         let counts = fse::normalize(&freq, fse::MAX_LOG);
-        fse::write_counts(&counts, &mut body);
+        let encoder = fse::Encoder::new(&counts);
         let mut coded = Vec::with_capacity(chunk.len() / 2);
-        fse::Encoder::new(&counts).encode(&symbols, scratch, &mut coded);
-        varint::put(&mut body, coded.len() as u64);
-        body.extend_from_slice(&coded);
+        let (mode, first, second) = match coding {
+            SymbolCoding::OneStream => (1, &symbols[..], None),
+            // Two streams decode in one loop as independent chains: a third faster.
+            SymbolCoding::TwoStreams => {
+                let (a, b) = symbols.split_at(first_stream_len(symbols.len()));
+                (2, a, Some(b))
+            }
+        };
+        body.push(mode);
+        fse::write_counts(&counts, &mut body);
+        for stream in std::iter::once(first).chain(second) {
+            encoder.encode(stream, scratch, &mut coded);
+            varint::put(&mut body, coded.len() as u64);
+            body.extend_from_slice(&coded);
+        }
     } else {
         body.push(0);
         body.push(symbols[0]);
@@ -321,16 +354,17 @@ fn decode_chunk(
         }
         1 => {
             let counts: Counts = fse::read_counts(body, &mut pos, alphabet).map_err(|e| e.0)?;
-            let len = varint::get(body, &mut pos)
-                .and_then(|v| usize::try_from(v).ok())
-                .ok_or("tANS stream length is not a valid varint")?;
-            let coded = body
-                .get(pos..)
-                .and_then(|b| b.get(..len))
-                .ok_or("tANS stream runs past the chunk")?;
-            pos += len;
+            let coded = tans_stream(body, &mut pos)?;
             table.rebuild(&counts);
             table.decode(coded, syms).map_err(|e| e.0)?;
+        }
+        2 => {
+            let counts: Counts = fse::read_counts(body, &mut pos, alphabet).map_err(|e| e.0)?;
+            let a = tans_stream(body, &mut pos)?;
+            let b = tans_stream(body, &mut pos)?;
+            table.rebuild(&counts);
+            let (sa, sb) = syms.split_at_mut(first_stream_len(n));
+            table.decode_two(a, sa, b, sb).map_err(|e| e.0)?;
         }
         _ => return Err("unknown symbol coding"),
     }
@@ -360,6 +394,25 @@ fn decode_chunk(
     }
     assemble(split, &lut, syms, raw, out, simd_available());
     Ok(())
+}
+
+/// Symbols in the first of a chunk's two tANS streams: half of `n` rounded up to a multiple
+/// of four (the lanes), or all of them when `n` is four or fewer.
+fn first_stream_len(n: usize) -> usize {
+    (n.div_ceil(8) * 4).min(n)
+}
+
+/// A varint stream length at `*pos` and the stream it introduces.
+fn tans_stream<'a>(body: &'a [u8], pos: &mut usize) -> Result<&'a [u8], Refusal> {
+    let len = varint::get(body, pos)
+        .and_then(|v| usize::try_from(v).ok())
+        .ok_or("tANS stream length is not a valid varint")?;
+    let coded = body
+        .get(*pos..)
+        .and_then(|b| b.get(..len))
+        .ok_or("tANS stream runs past the chunk")?;
+    *pos += len;
+    Ok(coded)
 }
 
 /// Whether bf16 chunks assemble with AVX-512 here.
@@ -542,6 +595,32 @@ mod tests {
             .collect();
         let size = round_trip(DType::BF16, &bytes);
         assert!(size < bytes.len() * 3 / 4, "{size}");
+    }
+
+    /// Both symbol codings round-trip on lengths around the lanes and the stream split.
+    #[test]
+    fn one_and_two_stream_chunks_round_trip() {
+        let fb = DType::BF16.float_bits().unwrap();
+        let mut x = 0x9e37_79b9u32;
+        let words: Vec<u8> = (0..5000)
+            .flat_map(|_| {
+                x ^= x << 13;
+                x ^= x >> 17;
+                x ^= x << 5;
+                let e = 118 + (x >> 29) as u16 + (x >> 28 & x >> 27 & 1) as u16 * 3;
+                ((e << 7) | (x as u16 & 0x807f)).to_le_bytes()
+            })
+            .collect();
+        for coding in [SymbolCoding::OneStream, SymbolCoding::TwoStreams] {
+            for n in (2..=40).chain([999, 5000]) {
+                let bytes = &words[..2 * n];
+                let mut p = Vec::new();
+                encode_with(fb, bytes, &mut p, coding);
+                let mut out = vec![0u8; bytes.len()];
+                decode(fb, &p, n, &mut out).unwrap();
+                assert_eq!(out, bytes, "{coding:?} n {n}");
+            }
+        }
     }
 
     #[test]

@@ -85,6 +85,20 @@ impl<'a> BitReader<'a> {
         r
     }
 
+    /// A reader of `data` from bit `bit` on (which may lie past the end: the reader then
+    /// yields zeros and [`BitReader::finish`] fails).
+    pub fn at(data: &'a [u8], bit: usize) -> Self {
+        let mut r = Self {
+            data,
+            pos: bit / 8,
+            acc: 0,
+            nbits: 0,
+        };
+        r.refill();
+        r.consume((bit % 8) as u32);
+        r
+    }
+
     /// Eight bytes from `pos`, zeros past the end of the data.
     #[inline(always)]
     fn load(&self) -> u64 {

@@ -86,7 +86,7 @@ impl Level {
     pub fn method(self) -> Method {
         match self {
             Level::Fast => Method::Lz(Params {
-                finder: Finder::Greedy { skip_shift: 6 },
+                finder: Finder::Greedy,
             }),
             Level::Lz => Method::Lz(Params {
                 finder: Finder::Chain {

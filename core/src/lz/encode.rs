@@ -14,10 +14,10 @@ pub struct Params {
 /// Which match finder to run, and how hard.
 #[derive(Copy, Clone, Debug)]
 pub enum Finder {
-    /// One hash-table probe per position; after `2^skip_shift` misses in a row the step grows,
-    /// so incompressible data is skipped quickly.
-    /// The table has `2^GREEDY_HASH_LOG` entries, as lz4's.
-    Greedy { skip_shift: u32 },
+    /// One hash-table probe per position; after `2^GREEDY_SKIP_SHIFT` misses in a row the
+    /// step grows, so incompressible data is skipped quickly. The table has
+    /// `2^GREEDY_HASH_LOG` entries, as lz4's.
+    Greedy,
     /// Hash chains walked `depth` candidates deep; with `lazy`, a match is deferred one byte when
     /// the next position has a longer one.
     Chain {
@@ -53,7 +53,7 @@ pub fn compress(src: &[u8], params: &Params, scratch: &mut Scratch, out: &mut Ve
         0
     } else {
         match params.finder {
-            Finder::Greedy { skip_shift } => greedy(src, skip_shift, scratch),
+            Finder::Greedy => greedy(src, scratch),
             Finder::Chain {
                 hash_log,
                 depth,
@@ -88,8 +88,11 @@ unsafe fn load_u32(base: *const u8, i: usize) -> u32 {
 /// Entries in the greedy finder's hash table: 4,096 (16 KiB) stays in L1 beside the input.
 const GREEDY_HASH_LOG: u32 = 12;
 
+/// The greedy finder's step grows by one every `2^GREEDY_SKIP_SHIFT` bytes since the last match.
+const GREEDY_SKIP_SHIFT: u32 = 6;
+
 /// Greedy parse with one probe per position. Returns where the trailing literals start.
-fn greedy(src: &[u8], skip_shift: u32, s: &mut Scratch) -> usize {
+fn greedy(src: &[u8], s: &mut Scratch) -> usize {
     s.head.clear();
     s.head.resize(1 << GREEDY_HASH_LOG, 0);
     // A fixed-size table: every hash is below its length, so indexing needs no check.
@@ -111,7 +114,7 @@ fn greedy(src: &[u8], skip_shift: u32, s: &mut Scratch) -> usize {
             let h = hash5(cur, GREEDY_HASH_LOG);
             let cand = table[h] as usize;
             table[h] = i as u32;
-            let next = i + 1 + ((i - anchor) >> skip_shift);
+            let next = i + 1 + ((i - anchor) >> GREEDY_SKIP_SHIFT);
             // One unsigned compare for "cand < i and within the window".
             // SAFETY: `cand < i < limit` once the first compare holds.
             if i.wrapping_sub(cand).wrapping_sub(1) < MAX_OFFSET
@@ -126,20 +129,28 @@ fn greedy(src: &[u8], skip_shift: u32, s: &mut Scratch) -> usize {
             // SAFETY: `i < limit`, just checked.
             cur = unsafe { load_u64(base, i) };
         };
-        let (mut start, mut from) = (i, cand);
-        while start > anchor && from > 0 && src[start - 1] == src[from - 1] {
-            start -= 1;
-            from -= 1;
-        }
-        let len = (i - start) + MIN_MATCH + common_len(src, cand + MIN_MATCH, i + MIN_MATCH);
-        seqs.push(src, anchor, start - anchor, i - cand, len);
-        i = start + len;
+        i = take_match(src, anchor, i, cand, seqs);
         anchor = i;
         if i < limit {
             table[hash5(read_u64(src, i - 2), GREEDY_HASH_LOG)] = (i - 2) as u32;
         }
     }
     anchor
+}
+
+/// Extends the match of `src[i..]` with `src[cand..]` backwards (not past `anchor`) and
+/// forwards, records it after the literals from `anchor`, and returns where it ends. Kept out
+/// of line: the greedy search loop then has the registers to itself.
+#[inline(never)]
+fn take_match(src: &[u8], anchor: usize, i: usize, cand: usize, seqs: &mut Sequences) -> usize {
+    let (mut start, mut from) = (i, cand);
+    while start > anchor && from > 0 && src[start - 1] == src[from - 1] {
+        start -= 1;
+        from -= 1;
+    }
+    let len = (i - start) + MIN_MATCH + common_len(src, cand + MIN_MATCH, i + MIN_MATCH);
+    seqs.push(src, anchor, start - anchor, i - cand, len);
+    start + len
 }
 
 /// Hash-chain state for one block: `head[h]` and `chain[pos & MASK]` hold `pos + 1` (0 = none).

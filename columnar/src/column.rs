@@ -1581,12 +1581,26 @@ impl Column {
 
     /// A writer that spells values, quotes and nulls in `style`.
     pub fn writer_for(&self, style: Style) -> ColumnWriter<'_> {
+        // A dictionary's entries with a margin after the last: each row's value is then one
+        // or two wide copies (a copy of variable length is otherwise a call to memcpy).
+        let padded = match self {
+            Column::Text {
+                data, ids: Some(_), ..
+            } => {
+                let mut p = Vec::with_capacity(data.len() + MARGIN);
+                p.extend_from_slice(data);
+                p.extend_from_slice(&[0; MARGIN]);
+                p
+            }
+            _ => Vec::new(),
+        };
         ColumnWriter {
             col: self,
             style,
             next_value: 0,
             next_present: 0,
             dates: text::DateSpeller::default(),
+            padded,
         }
     }
 
@@ -1774,6 +1788,8 @@ pub struct ColumnWriter<'a> {
     next_value: usize,
     next_present: usize,
     dates: text::DateSpeller,
+    /// For a dictionary column, its entries followed by [`MARGIN`] bytes.
+    padded: Vec<u8>,
 }
 
 impl ColumnWriter<'_> {
@@ -1821,10 +1837,10 @@ impl ColumnWriter<'_> {
                 .as_ref()
                 .is_none_or(|f| f[row..row + n].iter().all(|&x| x == BARE)) =>
             {
-                let entry = |e: usize| &entries[offsets[e] as usize..offsets[e + 1] as usize];
                 match ids {
                     Some(ids) => ids[row..row + n].iter().for_each(|&e| {
-                        data.extend_from_slice(entry(e as usize));
+                        let (a, b) = (offsets[e as usize] as usize, offsets[e as usize + 1]);
+                        extend_from_padded(data, &self.padded, a, b as usize - a);
                         ends.push(data.len());
                     }),
                     None => {

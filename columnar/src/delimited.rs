@@ -396,36 +396,47 @@ pub fn rebuild(
     for (t, terms) in terminators.chunks(TILE).enumerate() {
         tiles.spell(terms.len());
         let tiles = &tiles.bufs;
+        // Room for the whole tile: every value, a delimiter after each but the last, up to two
+        // terminator bytes a row, and the wide copies' margin. Reserved again after an
+        // exception, which may have used it.
+        let room = tiles.iter().map(|(d, _)| d.len()).sum::<usize>()
+            + terms.len() * (tiles.len() + 2)
+            + MARGIN;
+        out.reserve(room);
         for (k, &term) in terms.iter().enumerate() {
             let row = t * TILE + k;
-            while ex < exceptions.len() && exceptions.rows[ex] == row as u64 {
-                out.extend_from_slice(exceptions.get(ex));
-                ex += 1;
+            if ex < exceptions.len() && exceptions.rows[ex] == row as u64 {
+                while ex < exceptions.len() && exceptions.rows[ex] == row as u64 {
+                    out.extend_from_slice(exceptions.get(ex));
+                    ex += 1;
+                }
+                out.reserve(room);
             }
-            let len: usize =
-                tiles.iter().map(|(_, e)| e[k + 1] - e[k]).sum::<usize>() + tiles.len();
-            out.reserve(len + MARGIN);
             let mut at = out.len();
-            for (i, (data, ends)) in tiles.iter().enumerate() {
-                let (a, b) = (ends[k], ends[k + 1]);
-                // SAFETY: `data` has MARGIN bytes after every value; `out` has room for the
-                // row plus MARGIN, so each wide copy stays within both allocations.
-                unsafe {
-                    let dst = out.as_mut_ptr().add(at);
+            // SAFETY: `data` has MARGIN bytes after every value; `out` has room for the rest
+            // of the tile plus MARGIN (reserved above), so each wide copy and every delimiter
+            // and terminator byte stays within both allocations.
+            unsafe {
+                let base = out.as_mut_ptr();
+                for (i, (data, ends)) in tiles.iter().enumerate() {
+                    let (a, b) = (ends[k], ends[k + 1]);
                     if i > 0 {
-                        *dst = delimiter;
+                        *base.add(at) = delimiter;
                         at += 1;
                     }
-                    copy_literals(data.as_ptr().add(a), out.as_mut_ptr().add(at), b - a);
+                    copy_literals(data.as_ptr().add(a), base.add(at), b - a);
                     at += b - a;
                 }
-            }
-            // SAFETY: bytes up to `at` were all written above, and `at <= len + old length`.
-            unsafe { out.set_len(at) };
-            match term {
-                LF => out.push(b'\n'),
-                CRLF => out.extend_from_slice(b"\r\n"),
-                _ => {}
+                // Two bytes written, one or two kept ("\n" or "\r\n"), none for NONE.
+                let (bytes, kept) = match term {
+                    LF => (*b"\n\n", 1),
+                    CRLF => (*b"\r\n", 2),
+                    _ => (*b"\n\n", 0),
+                };
+                base.add(at).copy_from_nonoverlapping(bytes.as_ptr(), 2);
+                at += kept;
+                // Bytes up to `at` were all written above, within the reserved room.
+                out.set_len(at);
             }
         }
         if out.len() - start > limit {

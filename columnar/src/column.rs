@@ -1139,10 +1139,16 @@ fn decode_ints(src: &[u8], count: usize) -> Result<Vec<i64>> {
             )));
         }
         let body = c.bytes(width * count)?;
-        let mut units = vec![0u64; count];
-        for (plane, bytes) in body.chunks_exact(count.max(1)).enumerate() {
+        // The first plane makes the values (no zeroed buffer to OR into); the others add
+        // their byte.
+        let mut planes = body.chunks_exact(count.max(1));
+        let mut units: Vec<u64> = match planes.next() {
+            Some(first) => first.iter().map(|&b| u64::from(b)).collect(),
+            None => vec![0; count],
+        };
+        for (plane, bytes) in planes.enumerate() {
             for (u, &b) in units.iter_mut().zip(bytes) {
-                *u |= u64::from(b) << (8 * plane);
+                *u |= u64::from(b) << (8 * (plane + 1));
             }
         }
         let mut prev = 0i64;

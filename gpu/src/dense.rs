@@ -209,15 +209,13 @@ fn get_byte_plane(
         }
         1 => {
             let lens = huffman::read_table(body, pos).map_err(|e| e.0)?;
-            let len = varint::get(body, pos)
-                .and_then(|v| usize::try_from(v).ok())
-                .ok_or("byte plane length is not a valid varint")?;
-            let section = body
-                .get(*pos..)
-                .and_then(|b| b.get(..len))
-                .ok_or("byte plane runs past the chunk")?;
+            let section = length_prefixed(
+                body,
+                pos,
+                "byte plane length is not a valid varint",
+                "byte plane runs past the chunk",
+            )?;
             huffman::decode(section, &lens, out).map_err(|e| e.0)?;
-            *pos += len;
         }
         2 => {
             let b = *body.get(*pos).ok_or("byte plane is truncated")?;
@@ -402,17 +400,33 @@ fn first_stream_len(n: usize) -> usize {
     (n.div_ceil(8) * 4).min(n)
 }
 
-/// A varint stream length at `*pos` and the stream it introduces.
+/// A varint stream length at `*pos` and the tANS stream it introduces.
 fn tans_stream<'a>(body: &'a [u8], pos: &mut usize) -> Result<&'a [u8], Refusal> {
+    length_prefixed(
+        body,
+        pos,
+        "tANS stream length is not a valid varint",
+        "tANS stream runs past the chunk",
+    )
+}
+
+/// A varint length at `*pos` and the section of that many bytes after it; `*pos` moves past
+/// both. `bad_len` and `past_end` say which section was refused.
+fn length_prefixed<'a>(
+    body: &'a [u8],
+    pos: &mut usize,
+    bad_len: Refusal,
+    past_end: Refusal,
+) -> Result<&'a [u8], Refusal> {
     let len = varint::get(body, pos)
         .and_then(|v| usize::try_from(v).ok())
-        .ok_or("tANS stream length is not a valid varint")?;
-    let coded = body
+        .ok_or(bad_len)?;
+    let section = body
         .get(*pos..)
         .and_then(|b| b.get(..len))
-        .ok_or("tANS stream runs past the chunk")?;
+        .ok_or(past_end)?;
     *pos += len;
-    Ok(coded)
+    Ok(section)
 }
 
 /// Whether bf16 chunks assemble with AVX-512 here.

@@ -43,7 +43,7 @@ fuzz_target!(|input: &[u8]| {
         // The same bytes as two streams (split at the middle) decoded together.
         let (a, b) = stream.split_at(stream.len() / 2);
         let (out_a, out_b) = out.split_at_mut(n / 2);
-        if decoder.decode_two(a, out_a, b, out_b).is_ok() {
+        if decoder.decode_two(a, out_a, &decoder, b, out_b).is_ok() {
             for (symbols, coded) in [(&*out_a, a), (&*out_b, b)] {
                 let mut again = Vec::new();
                 encoder.encode(symbols, &mut Vec::new(), &mut again);

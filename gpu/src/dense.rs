@@ -362,7 +362,7 @@ fn decode_chunk(
             let b = tans_stream(body, &mut pos)?;
             table.rebuild(&counts);
             let (sa, sb) = syms.split_at_mut(first_stream_len(n));
-            table.decode_two(a, sa, b, sb).map_err(|e| e.0)?;
+            table.decode_two(a, sa, table, b, sb).map_err(|e| e.0)?;
         }
         _ => return Err("unknown symbol coding"),
     }

@@ -7,7 +7,6 @@ use std::cell::RefCell;
 use super::encode::{CODES_RLE, CODES_TANS, LIT_HUFFMAN, LIT_RAW, LIT_RLE, MIN_HUFFMAN_LITERALS};
 use super::{Reps, LL_CODE, MIN_MATCH, ML_CODE, OF_ALPHABET};
 use crate::copy as wide;
-use crate::entropy::bits::BitReader;
 use crate::entropy::{fse, huffman, EntropyError};
 use crate::lz::LzError;
 use crate::varint;
@@ -17,10 +16,11 @@ use crate::varint;
 struct Scratch {
     literals: Vec<u8>,
     codes: [Vec<u8>; 3],
-    /// Resolved sequences: literal length, match length, offset.
-    seqs: Vec<[u32; 3]>,
+    /// The extra-bits stream with 8 zero bytes after it.
+    extra: Vec<u8>,
     huffman: huffman::DecodeTable,
-    tans: fse::Decoder,
+    /// The literal-length, match-length and offset code tables.
+    tans: [fse::Decoder; 3],
 }
 
 thread_local! {
@@ -154,8 +154,15 @@ fn decode_section(
         ));
     }
     let alphabets = [LL_CODE.alphabet(), ML_CODE.alphabet(), OF_ALPHABET];
-    let mut extra: &[u8] = &[];
+    let mut extra_len = 0;
+    if count == 0 {
+        s.extra.clear();
+        s.extra.resize(8, 0);
+    }
     if count > 0 {
+        // The three code streams: the tANS ones are read first and decoded after, two of them
+        // in one loop (independent chains side by side).
+        let mut coded: [Option<&[u8]>; 3] = [None; 3];
         for (k, codes) in s.codes.iter_mut().enumerate() {
             codes.clear();
             codes.resize(count, 0);
@@ -168,9 +175,8 @@ fn decode_section(
                         return Err(LzError("tANS table larger than its symbol count allows"));
                     }
                     let size = f.varint("code stream size is not a valid varint")?;
-                    let stream = f.bytes(size, "code stream is truncated")?;
-                    s.tans.rebuild(&counts);
-                    s.tans.decode(stream, codes).map_err(err)?;
+                    coded[k] = Some(f.bytes(size, "code stream is truncated")?);
+                    s.tans[k].rebuild(&counts);
                 }
                 CODES_RLE => {
                     let c = f.byte("RLE code is missing")?;
@@ -182,106 +188,155 @@ fn decode_section(
                 _ => return Err(LzError("unknown code stream mode")),
             }
         }
+        let mut tans = (0..3).filter(|&k| coded[k].is_some());
+        while let Some(a) = tans.next() {
+            let (t, ca) = (&s.tans, coded[a].unwrap_or_default());
+            match tans.next() {
+                Some(b) => {
+                    let cb = coded[b].unwrap_or_default();
+                    let [oa, ob] = s.codes.get_disjoint_mut([a, b]).expect("two streams");
+                    t[a].decode_two(ca, oa, &t[b], cb, ob).map_err(err)?;
+                }
+                None => t[a].decode(ca, &mut s.codes[a]).map_err(err)?,
+            }
+        }
         let size = f.varint("extra bits size is not a valid varint")?;
-        extra = f.bytes(size, "extra bits stream is truncated")?;
+        let stream = f.bytes(size, "extra bits stream is truncated")?;
+        s.extra.clear();
+        s.extra.extend_from_slice(stream);
+        s.extra.resize(size + 8, 0);
+        extra_len = size;
     }
     let [llc, mlc, ofc] = &s.codes;
-    s.seqs.clear();
-    s.seqs.resize(count, [0; 3]);
-    resolve(
-        &llc[..count],
-        &mlc[..count],
-        &ofc[..count],
-        extra,
-        reps,
-        &mut s.seqs,
-    )?;
-    execute(&s.literals, lit_count, &s.seqs, out, op, last)
+    let pass = Pass {
+        codes: [&llc[..count], &mlc[..count], &ofc[..count]],
+        extra: &s.extra,
+        extra_len,
+        literals: &s.literals,
+        lit_count,
+        last,
+    };
+    execute(&pass, reps, out, op)
 }
 
-/// Second pass: codes plus extra bits to (literal length, match length, offset), repeat offsets
-/// resolved.
-fn resolve(
-    llc: &[u8],
-    mlc: &[u8],
-    ofc: &[u8],
-    extra: &[u8],
+/// The arguments of the sequence pass ([`execute`]).
+struct Pass<'a> {
+    codes: [&'a [u8]; 3],
+    /// The extra-bits stream followed by at least 8 zero bytes.
+    extra: &'a [u8],
+    extra_len: usize,
+    /// The section's literals plus the wide-copy margin.
+    literals: &'a [u8],
+    lit_count: usize,
+    last: bool,
+}
+
+/// The sequence pass, from `out[op]`: each sequence's codes plus its extra bits give its
+/// literal length, match length and offset value; the repeat offsets resolve; its literals and
+/// match are copied. Returns the output position after the section.
+fn execute(p: &Pass<'_>, reps: &mut Reps, out: &mut [u8], op: usize) -> Result<usize, LzError> {
+    #[cfg(target_arch = "x86_64")]
+    if std::is_x86_feature_detected!("bmi2") {
+        // SAFETY: the CPU has BMI2, checked on the line above.
+        return unsafe { execute_bmi2(p, reps, out, op) };
+    }
+    execute_seqs(p, reps, out, op)
+}
+
+/// FAST PATH: [`execute`] compiled with BMI2: the extra-bit fields are cut with `shrx` and
+/// `bzhi`, without building masks or moving counts through `cl`.
+///
+/// # Safety
+///
+/// The CPU must support BMI2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "bmi2")]
+unsafe fn execute_bmi2(
+    p: &Pass<'_>,
     reps: &mut Reps,
-    seqs: &mut [[u32; 3]],
-) -> Result<(), LzError> {
+    out: &mut [u8],
+    op: usize,
+) -> Result<usize, LzError> {
+    execute_seqs(p, reps, out, op)
+}
+
+#[inline(always)]
+fn execute_seqs(
+    p: &Pass<'_>,
+    reps: &mut Reps,
+    out: &mut [u8],
+    mut op: usize,
+) -> Result<usize, LzError> {
+    let Pass {
+        codes: [llc, mlc, ofc],
+        extra,
+        extra_len,
+        literals,
+        lit_count,
+        last,
+    } = *p;
     let t = tables();
-    let mut bits = BitReader::new(extra);
-    for (q, ((&lc, &mc), &oc)) in seqs.iter_mut().zip(llc.iter().zip(mlc).zip(ofc)) {
+    debug_assert!(extra.len() >= extra_len + 8);
+    // The extra bits are read at a bit position with one unaligned load each: the position is
+    // the only serial chain through the stream. A position past the stream (a corrupt
+    // payload) is clamped for the load and caught after the loop.
+    let last_load = extra.len() - 8;
+    let load = |bit: usize| {
+        let at = (bit >> 3).min(last_load);
+        // SAFETY: `at + 8 <= extra.len()` by the clamp above (LLVM keeps a slice check here).
+        let w = unsafe { std::ptr::read_unaligned(extra.as_ptr().add(at).cast::<u64>()) };
+        u64::from_le(w) >> (bit & 7)
+    };
+    let out_len = out.len();
+    let mut lp = 0usize;
+    let mut bit = 0usize;
+    // A local copy: the repeat offsets stay in registers through the loop.
+    let mut r = *reps;
+    for ((&lc, &mc), &oc) in llc.iter().zip(mlc).zip(ofc) {
         let (lbase, lbits) = t.ll[lc as usize & 127];
         let (mbase, mbits) = t.ml[mc as usize & 127];
         let ob = u32::from(oc) & 31;
-        // All three fields with one refill and one consume where they fit in 56 bits (nearly
-        // always): the bit reader is the loop's serial chain, so it moves once per sequence.
+        // All three fields from one load where they fit in 56 bits (nearly always).
         let total = lbits + mbits + ob;
         let (lx, mx, ox) = if total <= 56 {
-            bits.refill();
-            let v = bits.peek(total);
-            bits.consume(total);
+            let v = load(bit);
+            bit += total as usize;
             (
                 v & ((1 << lbits) - 1),
                 (v >> lbits) & ((1 << mbits) - 1),
-                v >> (lbits + mbits),
+                (v >> (lbits + mbits)) & ((1 << ob) - 1),
             )
         } else {
-            bits.refill();
-            let lx = bits.get(lbits);
-            let mx = bits.get(mbits);
-            bits.refill();
-            (lx, mx, bits.get(ob))
+            let lx = load(bit) & ((1 << lbits) - 1);
+            bit += lbits as usize;
+            let mx = load(bit) & ((1 << mbits) - 1);
+            bit += mbits as usize;
+            let ox = load(bit) & ((1 << ob) - 1);
+            bit += ob as usize;
+            (lx, mx, ox)
         };
-        let ll = lbase + lx as u32;
-        let ml = mbase + mx as u32 + MIN_MATCH as u32;
+        let ll = (lbase + lx as u32) as usize;
+        let ml = (mbase + mx as u32) as usize + MIN_MATCH;
         let ov = (1u32 << ob) + ox as u32;
-        let off = if ov > 3 {
-            // The common case, kept out of the repeat-offset logic.
-            let off = ov - 3;
-            reps.0 = [off, reps.0[0], reps.0[1]];
-            off
-        } else {
-            reps.decode(ov, ll)
-                .ok_or(LzError("repeat offset resolves to zero"))?
-        };
-        *q = [ll, ml, off];
-    }
-    bits.finish().map_err(LzError)
-}
-
-/// The copy pass, from `out[op]`. `literals` holds `lit_count` literals plus the wide-copy
-/// margin. Returns the output position after the section.
-fn execute(
-    literals: &[u8],
-    lit_count: usize,
-    seqs: &[[u32; 3]],
-    out: &mut [u8],
-    mut op: usize,
-    last: bool,
-) -> Result<usize, LzError> {
-    let out_len = out.len();
-    let mut lp = 0usize;
-    for &[ll, ml, off] in seqs {
-        let (ll, ml, off) = (ll as usize, ml as usize, off as usize);
+        let off = r.decode(ov, ll as u32) as usize;
         if ll > lit_count - lp {
             return Err(LzError("literal run reads past the literals"));
         }
         if ll + ml > out_len - op {
             return Err(LzError("sequence writes past the block's decoded size"));
         }
-        if off > op + ll {
+        // One comparison for both a zero offset and one before the block's start.
+        if off.wrapping_sub(1) >= op + ll {
             return Err(LzError(
-                "match offset reaches before the start of the block",
+                "match offset is zero or reaches before the start of the block",
             ));
         }
-        if ll + ml + wide::MARGIN <= out_len - op {
+        if ll + ml + wide::LONG_MARGIN <= out_len - op {
             // SAFETY: the literals carry a MARGIN-byte tail and `ll <= lit_count - lp`; the
-            // output has `ll + ml + MARGIN` bytes from `op`; `1 <= off <= op + ll`.
+            // output has `ll + ml + LONG_MARGIN` bytes from `op`; `1 <= off <= op + ll`.
             unsafe {
                 wide::copy_literals(literals.as_ptr().add(lp), out.as_mut_ptr().add(op), ll);
-                wide::copy_match(out.as_mut_ptr().add(op + ll), off, ml);
+                wide::copy_long_match(out.as_mut_ptr().add(op + ll), off, ml);
             }
         } else {
             out[op..op + ll].copy_from_slice(&literals[lp..lp + ll]);
@@ -289,6 +344,16 @@ fn execute(
         }
         op += ll + ml;
         lp += ll;
+    }
+    *reps = r;
+    if bit > extra_len * 8 {
+        return Err(LzError("extra bits stream read past its end"));
+    }
+    let pad = extra_len * 8 - bit;
+    if pad >= 8 || (pad > 0 && extra[extra_len - 1] >> (8 - pad) != 0) {
+        return Err(LzError(
+            "extra bits stream has unread bytes or nonzero padding",
+        ));
     }
     if !last {
         if lp != lit_count {

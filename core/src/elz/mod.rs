@@ -114,34 +114,30 @@ impl Reps {
         k + u32::from(ll > 0)
     }
 
-    /// The offset an offset value names after `ll` literals; updates the state. `None` for a
-    /// zero offset.
+    /// The offset an offset value names after `ll` literals (0 where it names a zero offset,
+    /// which is invalid); updates the state. Selects, not branches: whether a sequence repeats
+    /// an offset is as good as random, and the decoder's sequence loop runs this for every
+    /// sequence.
     #[inline(always)]
-    pub fn decode(&mut self, ov: u32, ll: u32) -> Option<u32> {
+    pub fn decode(&mut self, ov: u32, ll: u32) -> u32 {
         let [r0, r1, r2] = self.0;
-        if ov > 3 {
-            let off = ov - 3;
-            self.0 = [off, r0, r1];
-            return Some(off);
-        }
-        let k = ov - u32::from(ll > 0);
-        let off = match k {
-            0 => return Some(r0),
-            1 => {
-                self.0 = [r1, r0, r2];
-                r1
-            }
-            2 => {
-                self.0 = [r2, r0, r1];
-                r2
-            }
-            _ => {
-                let off = r0.checked_sub(1).filter(|&o| o > 0)?;
-                self.0 = [off, r0, r1];
-                off
-            }
-        };
-        Some(off)
+        let fresh = ov > 3;
+        // Value k + 1 names rep[k] after literals, value k without; k = 3 is rep[0] − 1.
+        let k = ov.wrapping_sub(u32::from(ll > 0));
+        // Masks, not a `match`: LLVM turns a four-way match into branches.
+        let pick = |j: u32| 0u32.wrapping_sub(u32::from(k == j));
+        let named =
+            (r0 & pick(0)) | (r1 & pick(1)) | (r2 & pick(2)) | (r0.wrapping_sub(1) & pick(3));
+        let off = if fresh { ov - 3 } else { named };
+        // rep[0] named: no change; rep[1]: swapped to the front; otherwise pushed in front.
+        let keep = !fresh && k == 0;
+        let second = !fresh && k == 1;
+        self.0 = [
+            off,
+            if keep { r1 } else { r0 },
+            if keep || second { r2 } else { r1 },
+        ];
+        off
     }
 }
 
@@ -254,9 +250,12 @@ mod tests {
                 _ => 1 + (r >> 8) % 100_000,
             };
             let ov = enc.encode(off, ll);
-            assert_eq!(dec.decode(ov, ll), Some(off), "step {i}");
+            assert_eq!(dec.decode(ov, ll), off, "step {i}");
             assert_eq!(enc, dec);
             recent = enc.0;
         }
+        // Value 3 without literals names rep[0] − 1: zero when rep[0] is 1.
+        assert_eq!(Reps([1, 4, 8]).decode(3, 0), 0);
+        assert_eq!(Reps([2, 4, 8]).decode(3, 0), 1);
     }
 }

@@ -343,23 +343,25 @@ impl Decoder {
         self.decode_lanes(src, out)
     }
 
-    /// Decodes two streams coded with this table, `a` into `out_a` and `b` into `out_b`, in
-    /// one loop: the streams' eight lanes and two bit readers are independent chains, where
-    /// one stream's four lanes share a bit reader whose every read waits on the one before.
-    /// Each stream must be consumed exactly, as in [`Decoder::decode`].
+    /// Decodes two streams, `a` (coded with this table) into `out_a` and `b` (coded with
+    /// `b_table`, which may be this one) into `out_b`, in one loop: the streams' eight lanes
+    /// and two bit readers are independent chains, where one stream's four lanes share a bit
+    /// reader whose every read waits on the one before. Each stream must be consumed exactly,
+    /// as in [`Decoder::decode`].
     pub fn decode_two(
         &self,
         a: &[u8],
         out_a: &mut [u8],
+        b_table: &Decoder,
         b: &[u8],
         out_b: &mut [u8],
     ) -> Result<(), EntropyError> {
         #[cfg(target_arch = "x86_64")]
         if std::is_x86_feature_detected!("bmi2") {
             // SAFETY: the CPU has BMI2, checked on the line above.
-            return unsafe { self.decode_two_bmi2(a, out_a, b, out_b) };
+            return unsafe { self.decode_two_bmi2(a, out_a, b_table, b, out_b) };
         }
-        self.decode_two_lanes(a, out_a, b, out_b)
+        self.decode_two_lanes(a, out_a, b_table, b, out_b)
     }
 
     /// FAST PATH: [`Decoder::decode_two`] compiled with BMI2, as [`Decoder::decode_bmi2`].
@@ -373,10 +375,11 @@ impl Decoder {
         &self,
         a: &[u8],
         out_a: &mut [u8],
+        b_table: &Decoder,
         b: &[u8],
         out_b: &mut [u8],
     ) -> Result<(), EntropyError> {
-        self.decode_two_lanes(a, out_a, b, out_b)
+        self.decode_two_lanes(a, out_a, b_table, b, out_b)
     }
 
     #[inline(always)]
@@ -410,12 +413,13 @@ impl Decoder {
         &self,
         a: &[u8],
         out_a: &mut [u8],
+        b_table: &Decoder,
         b: &[u8],
         out_b: &mut [u8],
     ) -> Result<(), EntropyError> {
         let mut la = Lanes::start(self, a, out_a.len());
-        let mut lb = Lanes::start(self, b, out_b.len());
-        let t = &*self.table;
+        let mut lb = Lanes::start(b_table, b, out_b.len());
+        let (ta, tb) = (&*self.table, &*b_table.table);
         let both = la.rounds().min(lb.rounds());
         let mut done = 0;
         while done < both {
@@ -435,21 +439,21 @@ impl Decoder {
                 // SAFETY: `safe_rounds` bounds every load of the batch inside the data.
                 let (mut x, mut y) =
                     unsafe { (load_bits(base_a, bit_a), load_bits(base_b, bit_b)) };
-                ca[0] = transition(t, &mut a0, &mut x, &mut bit_a);
-                cb[0] = transition(t, &mut b0, &mut y, &mut bit_b);
-                ca[1] = transition(t, &mut a1, &mut x, &mut bit_a);
-                cb[1] = transition(t, &mut b1, &mut y, &mut bit_b);
-                ca[2] = transition(t, &mut a2, &mut x, &mut bit_a);
-                cb[2] = transition(t, &mut b2, &mut y, &mut bit_b);
-                ca[3] = transition(t, &mut a3, &mut x, &mut bit_a);
-                cb[3] = transition(t, &mut b3, &mut y, &mut bit_b);
+                ca[0] = transition(ta, &mut a0, &mut x, &mut bit_a);
+                cb[0] = transition(tb, &mut b0, &mut y, &mut bit_b);
+                ca[1] = transition(ta, &mut a1, &mut x, &mut bit_a);
+                cb[1] = transition(tb, &mut b1, &mut y, &mut bit_b);
+                ca[2] = transition(ta, &mut a2, &mut x, &mut bit_a);
+                cb[2] = transition(tb, &mut b2, &mut y, &mut bit_b);
+                ca[3] = transition(ta, &mut a3, &mut x, &mut bit_a);
+                cb[3] = transition(tb, &mut b3, &mut y, &mut bit_b);
             }
             (la.state, la.bit) = ([a0, a1, a2, a3], bit_a);
             (lb.state, lb.bit) = ([b0, b1, b2, b3], bit_b);
             done += batch;
         }
         la.finish(self, out_a, 4 * done)?;
-        lb.finish(self, out_b, 4 * done)
+        lb.finish(b_table, out_b, 4 * done)
     }
 }
 
@@ -583,14 +587,16 @@ mod tests {
             Encoder::new(&c).encode(a, &mut Vec::new(), &mut ca);
             Encoder::new(&c).encode(b, &mut Vec::new(), &mut cb);
             let (mut oa, mut ob) = (vec![0u8; a.len()], vec![0u8; b.len()]);
-            decoder.decode_two(&ca, &mut oa, &cb, &mut ob).unwrap();
+            decoder
+                .decode_two(&ca, &mut oa, &decoder, &cb, &mut ob)
+                .unwrap();
             assert_eq!((&oa[..], &ob[..]), (a, b), "cut {cut}");
             if !cb.is_empty() {
                 let last = cb.len() - 1;
                 cb[last] ^= 0x10;
-                let _ = decoder.decode_two(&ca, &mut oa, &cb, &mut ob);
+                let _ = decoder.decode_two(&ca, &mut oa, &decoder, &cb, &mut ob);
                 assert!(decoder
-                    .decode_two(&ca, &mut oa, &cb[..last], &mut ob)
+                    .decode_two(&ca, &mut oa, &decoder, &cb[..last], &mut ob)
                     .is_err());
             }
         }

@@ -69,19 +69,26 @@ impl<'a> Cursor<'a> {
         Ok(b)
     }
 
+    #[inline]
     pub fn varint(&mut self) -> Result<u64> {
         let at = self.pos;
-        glyd_core::varint::get(self.src, &mut self.pos).ok_or_else(|| {
-            // Running out of bytes is truncation (a pipe reader then reads on); anything else
-            // is a malformed varint.
-            if self.src[at..].iter().all(|&b| b & 0x80 != 0) {
-                self.pos = self.src.len();
-                self.truncated()
-            } else {
-                self.pos = at;
-                self.corrupt("varint longer than 10 bytes or over 64 bits")
-            }
-        })
+        match glyd_core::varint::get(self.src, &mut self.pos) {
+            Some(v) => Ok(v),
+            None => Err(self.bad_varint(at)),
+        }
+    }
+
+    /// The error for a varint at `at` that did not read: truncated (a pipe reader then reads
+    /// on) if the bytes ran out, malformed otherwise.
+    #[cold]
+    fn bad_varint(&mut self, at: usize) -> Error {
+        if self.src[at..].iter().all(|&b| b & 0x80 != 0) {
+            self.pos = self.src.len();
+            self.truncated()
+        } else {
+            self.pos = at;
+            self.corrupt("varint longer than 10 bytes or over 64 bits")
+        }
     }
 
     /// A varint that must be at most `max` (a count or length bounded by what holds it).

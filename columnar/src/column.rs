@@ -38,6 +38,38 @@ pub fn has_value(flag: u8) -> bool {
     flag == BARE || flag == QUOTED
 }
 
+/// A typed chunk's values, one per row, converted to an Arrow buffer's type: rows without a
+/// value (nulls, by `flags`) get a zero. One pass straight from the decoded values where the
+/// chunk has no flags (every row has a value).
+fn spread_values<T: Default>(
+    values: &[i64],
+    flags: &Option<Vec<u8>>,
+    rows: usize,
+    convert: impl Fn(i64) -> T,
+) -> Result<Vec<T>> {
+    let present = flags
+        .as_ref()
+        .map_or(rows, |f| f.iter().filter(|&&x| has_value(x)).count());
+    if present != values.len() || flags.as_ref().is_some_and(|f| f.len() != rows) {
+        return Err(Error::corrupt(
+            "column chunk",
+            0,
+            format!("{} values for {present} present rows", values.len()),
+        ));
+    }
+    let Some(flags) = flags else {
+        return Ok(values.iter().map(|&v| convert(v)).collect());
+    };
+    let mut it = values.iter();
+    Ok(flags
+        .iter()
+        .map(|&f| match has_value(f) {
+            true => it.next().map_or_else(T::default, |&v| convert(v)),
+            false => T::default(),
+        })
+        .collect())
+}
+
 /// How a table's values are spelled around their bytes.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Style {
@@ -1643,37 +1675,31 @@ impl Column {
                 values,
                 ..
             } if !as_text => {
+                // No null buffer where every row has a value: kernels take their no-null paths.
                 let nulls = flags
                     .as_ref()
-                    .map(|f| NullBuffer::from_iter(f.iter().map(|&x| has_value(x))));
-                let mut full = Vec::with_capacity(rows);
-                let mut it = values.iter();
-                for row in 0..rows {
-                    full.push(if has_value(Self::flag(flags, row)) {
-                        *it.next().expect("decode counted the present values")
-                    } else {
-                        0
-                    });
-                }
+                    .map(|f| NullBuffer::from_iter(f.iter().map(|&x| has_value(x))))
+                    .filter(|n| n.null_count() > 0);
                 Ok(match kind {
-                    Kind::Int => Arc::new(Int64Array::new(ScalarBuffer::from(full), nulls)),
+                    Kind::Int => Arc::new(Int64Array::new(
+                        ScalarBuffer::from(spread_values(values, flags, rows, |v| v)?),
+                        nulls,
+                    )),
                     Kind::Decimal(p) => Arc::new(
                         Decimal128Array::new(
-                            ScalarBuffer::from(
-                                full.into_iter().map(i128::from).collect::<Vec<_>>(),
-                            ),
+                            ScalarBuffer::from(spread_values(values, flags, rows, i128::from)?),
                             nulls,
                         )
                         .with_precision_and_scale(18, *p as i8)
                         .map_err(|e| Error::corrupt("column chunk", 0, e.to_string()))?,
                     ),
                     Kind::Date => Arc::new(Date32Array::new(
-                        ScalarBuffer::from(full.into_iter().map(|d| d as i32).collect::<Vec<_>>()),
+                        ScalarBuffer::from(spread_values(values, flags, rows, |d| d as i32)?),
                         nulls,
                     )),
                     Kind::Timestamp(f) => {
                         let (unit, factor) = arrow_unit(*f);
-                        let values: Vec<i64> = full.into_iter().map(|v| v * factor).collect();
+                        let values = spread_values(values, flags, rows, |v| v * factor)?;
                         match unit {
                             TimeUnit::Second => Arc::new(TimestampSecondArray::new(
                                 ScalarBuffer::from(values),

@@ -15,6 +15,25 @@ pub fn put(out: &mut Vec<u8>, mut v: u64) {
 /// fit in 64 bits (more than 10 bytes, or overflowing bits in the tenth).
 #[inline]
 pub fn get(src: &[u8], pos: &mut usize) -> Option<u64> {
+    // One- and two-byte varints (most lengths, counts and deltas) without the loop.
+    let p = *pos;
+    if p + 1 < src.len() {
+        let (b0, b1) = (src[p], src[p + 1]);
+        if b0 < 0x80 {
+            *pos = p + 1;
+            return Some(u64::from(b0));
+        }
+        if b1 < 0x80 {
+            *pos = p + 2;
+            return Some(u64::from(b0 & 0x7f) | u64::from(b1) << 7);
+        }
+    }
+    get_long(src, pos)
+}
+
+/// [`get`] for a varint of three bytes or more, or at the input's end.
+#[inline(never)]
+fn get_long(src: &[u8], pos: &mut usize) -> Option<u64> {
     let mut v: u64 = 0;
     let mut shift = 0u32;
     loop {
@@ -45,6 +64,12 @@ mod tests {
             put(&mut b, v);
             let mut p = 0;
             assert_eq!(get(&b, &mut p), Some(v));
+            assert_eq!(p, b.len());
+            // The same varint followed by more bytes (the one- and two-byte fast path).
+            b.extend_from_slice(&[0x81, 0x01]);
+            let mut p = 0;
+            assert_eq!(get(&b, &mut p), Some(v));
+            assert_eq!(get(&b, &mut p), Some(129));
             assert_eq!(p, b.len());
         }
     }

@@ -24,6 +24,15 @@ use glyd_udf::GlydTable;
 
 type Error = Box<dyn std::error::Error>;
 
+/// The allocator `glyd sql` runs on (and DataFusion's own CLI): mimalloc, keeping freed memory
+/// for reuse as the glyd CLI configures it. Both tables are read under it. With the system
+/// allocator each row group's large buffers go back to the kernel and fault in afresh.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+/// `mi_option_purge_delay` in mimalloc.h's `mi_option_e`, as in `cli/src/main.rs`.
+const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
+
 const Q1: &str = "select l_returnflag, l_linestatus, sum(l_quantity) as sum_qty, \
     sum(l_extendedprice) as sum_base_price, sum(l_extendedprice * (1 - l_discount)) as sum_disc_price, \
     sum(l_extendedprice * (1 - l_discount) * (1 + l_tax)) as sum_charge, avg(l_quantity) as avg_qty, \
@@ -106,6 +115,8 @@ fn median(mut v: Vec<f64>) -> f64 {
 }
 
 fn main() -> Result<(), Error> {
+    // SAFETY: sets a plain integer option; mimalloc reads options with atomic loads.
+    unsafe { libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, -1) };
     let args: Vec<String> = std::env::args().collect();
     let csv = args
         .get(1)

@@ -129,6 +129,59 @@ fn streamed_in_small_pieces_many_row_groups() {
     assert_eq!(batches[0].schema().field(0).name(), "Level");
 }
 
+/// Arrow reads give each row's value: dictionary text of one-byte and longer (multi-byte
+/// UTF-8) entries, integers and decimals with and without nulls.
+#[test]
+fn columns_read_as_arrow_hold_each_rows_value() {
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::{Decimal128Type, Int64Type};
+    use arrow_array::Array;
+    let flags = ["A", "N", "R"];
+    let words = ["naïve", "x", "façade", "zz"];
+    let mut src = b"flag,word,n,price,maybe\n".to_vec();
+    let mut expect = Vec::new();
+    for i in 0..3000usize {
+        let maybe = (i % 7 != 0).then_some(i as i64 * 3 - 4000);
+        let row = (
+            flags[i % 3],
+            words[i * 7 % 4],
+            i as i64 - 1500,
+            100 + (i * 37 % 9000) as i128,
+            maybe,
+        );
+        let m = maybe.map_or(String::new(), |v| v.to_string());
+        let price = format!("{}.{:02}", row.3 / 100, row.3 % 100);
+        src.extend_from_slice(format!("{},{},{},{price},{m}\n", row.0, row.1, row.2).as_bytes());
+        expect.push(row);
+    }
+    let d = sniff(&src, true).unwrap();
+    let archive = check(&src, d, &WriteOptions::default(), 1 << 20);
+    let reader = ArchiveReader::from_bytes(archive).unwrap();
+    let batches = reader.read(None, 0..reader.row_groups().len()).unwrap();
+    let mut row = 0;
+    for b in &batches {
+        let (flag, word) = (
+            b.column(0).as_string::<i32>(),
+            b.column(1).as_string::<i32>(),
+        );
+        let n = b.column(2).as_primitive::<Int64Type>();
+        let price = b.column(3).as_primitive::<Decimal128Type>();
+        let maybe = b.column(4).as_primitive::<Int64Type>();
+        for k in 0..b.num_rows() {
+            let e = expect[row];
+            assert_eq!(
+                (flag.value(k), word.value(k), n.value(k)),
+                (e.0, e.1, e.2),
+                "row {row}"
+            );
+            assert_eq!(price.value(k), e.3, "row {row}");
+            assert_eq!(maybe.is_valid(k).then(|| maybe.value(k)), e.4, "row {row}");
+            row += 1;
+        }
+    }
+    assert_eq!(row, expect.len());
+}
+
 /// One write of a whole input is taken a batch of row groups at a time (many row groups, none
 /// larger than asked); a line longer than a batch waits for its end and still round-trips.
 #[test]

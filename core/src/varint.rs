@@ -15,23 +15,28 @@ pub fn put(out: &mut Vec<u8>, mut v: u64) {
 /// fit in 64 bits (more than 10 bytes, or overflowing bits in the tenth).
 #[inline]
 pub fn get(src: &[u8], pos: &mut usize) -> Option<u64> {
-    // One- and two-byte varints (most lengths, counts and deltas) without the loop.
+    // FAST PATH: a varint of up to 8 bytes with 8 bytes readable, without a branch per byte
+    // (varint lengths vary from value to value, so those branches mispredict): the first
+    // byte without its high bit ends it, and the 7-bit groups are packed in three steps.
     let p = *pos;
-    if p + 1 < src.len() {
-        let (b0, b1) = (src[p], src[p + 1]);
-        if b0 < 0x80 {
-            *pos = p + 1;
-            return Some(u64::from(b0));
-        }
-        if b1 < 0x80 {
-            *pos = p + 2;
-            return Some(u64::from(b0 & 0x7f) | u64::from(b1) << 7);
+    if let Some(bytes) = src.get(p..p + 8) {
+        let w = u64::from_le_bytes(bytes.try_into().expect("eight bytes"));
+        let stops = !w & 0x8080_8080_8080_8080;
+        if stops != 0 {
+            // The stop bit is the last bit of the varint's last byte.
+            let last_bit = stops.trailing_zeros();
+            let mut x = w & (u64::MAX >> (63 - last_bit)) & 0x7f7f_7f7f_7f7f_7f7f;
+            x = (x & 0x007f_007f_007f_007f) | ((x & 0x7f00_7f00_7f00_7f00) >> 1);
+            x = (x & 0x0000_3fff_0000_3fff) | ((x & 0x3fff_0000_3fff_0000) >> 2);
+            x = (x & 0x0000_0000_0fff_ffff) | ((x & 0x0fff_ffff_0000_0000) >> 4);
+            *pos = p + (last_bit as usize + 1) / 8;
+            return Some(x);
         }
     }
     get_long(src, pos)
 }
 
-/// [`get`] for a varint of three bytes or more, or at the input's end.
+/// [`get`] for a varint of nine bytes or more, or near the input's end.
 #[inline(never)]
 fn get_long(src: &[u8], pos: &mut usize) -> Option<u64> {
     let mut v: u64 = 0;
@@ -65,12 +70,38 @@ mod tests {
             let mut p = 0;
             assert_eq!(get(&b, &mut p), Some(v));
             assert_eq!(p, b.len());
-            // The same varint followed by more bytes (the one- and two-byte fast path).
-            b.extend_from_slice(&[0x81, 0x01]);
+            // The same varint followed by more bytes (the fast path).
+            b.extend_from_slice(&[0x81, 0x01, 0, 0, 0, 0, 0, 0, 0, 0]);
             let mut p = 0;
             assert_eq!(get(&b, &mut p), Some(v));
             assert_eq!(get(&b, &mut p), Some(129));
-            assert_eq!(p, b.len());
+            assert_eq!(p, b.len() - 8);
+        }
+    }
+
+    #[test]
+    fn fast_path_agrees_with_the_byte_loop() {
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        for bits in 0..=64u32 {
+            for _ in 0..50 {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                let v = if bits == 64 {
+                    x
+                } else {
+                    x & ((1u64 << bits) - 1)
+                };
+                let mut b = Vec::new();
+                put(&mut b, v);
+                let n = b.len();
+                // Any bytes after it, high bits set or not.
+                b.extend_from_slice(&x.to_le_bytes()[..(x % 9) as usize]);
+                let (mut p, mut q) = (0, 0);
+                assert_eq!(get(&b, &mut p), Some(v), "value {v:#x}");
+                assert_eq!(p, n);
+                assert_eq!(get_long(&b, &mut q), Some(v));
+            }
         }
     }
 

@@ -5,6 +5,9 @@
 //!
 //!     cargo run --release -p glyd-udf --example tpch_timing -- lineitem.csv [RUNS]
 //!
+//! With `EXPLAIN=1` in the environment it also prints each query's `EXPLAIN ANALYZE` on both
+//! tables (per-operator times: where the two sides differ).
+//!
 //! `benches/sql.sh` makes lineitem with tpchgen-cli and commits the output.
 
 use std::io::Write;
@@ -216,6 +219,12 @@ fn main() -> Result<(), Error> {
                     == pretty_format_batches(&query(&p_ctx, sql).await?)?.to_string();
                 if !same {
                     return Err(format!("{name}: results differ between glyd and Parquet").into());
+                }
+                if std::env::var_os("EXPLAIN").is_some() {
+                    for ctx in [&g_ctx, &p_ctx] {
+                        let b = query(ctx, &format!("explain analyze {sql}")).await?;
+                        println!("{}", pretty_format_batches(&b)?);
+                    }
                 }
                 let (mut g, mut p) = (Vec::new(), Vec::new());
                 for _ in 0..runs {

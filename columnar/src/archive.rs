@@ -18,7 +18,7 @@ use glyd_core::Level;
 
 use crate::arrow_table;
 use crate::bytes::{put_prefixed, put_varint, Cursor};
-use crate::column::Kind;
+use crate::column::{Column, Kind};
 use crate::delimited::Dialect;
 use crate::error::{Error, Result};
 use crate::rowgroup::{self, RowGroupMeta, TAG_END, TAG_ROW_GROUP, TAG_TABLE};
@@ -973,6 +973,52 @@ impl ArchiveReader {
             .collect()
     }
 
+    /// Row group `group`'s columns in `projection` (all when `None`) as batches of at most
+    /// `batch_rows` rows. The chunks decode once, here; each batch's Arrow arrays are made
+    /// when the iterator yields it, so a query reads them while they are still in cache
+    /// (rather than slices of arrays for the whole row group, long since evicted).
+    pub fn read_batches(
+        &self,
+        projection: Option<&[usize]>,
+        group: usize,
+        batch_rows: usize,
+    ) -> Result<GroupBatches> {
+        let (g, src) = self.group(group)?;
+        let cols: Vec<usize> = match projection {
+            Some(p) => p.to_vec(),
+            None => (0..self.tables[g.table].dialect.columns).collect(),
+        };
+        let full = &self.schemas[g.table];
+        let schema = Arc::new(
+            full.project(&cols)
+                .map_err(|e| Error::Request(e.to_string()))?,
+        );
+        let rows = g.rows as usize;
+        let mut columns = rowgroup::decode_columns(src, g, Some(&cols))?;
+        // Arrow tables' columns convert whole (their chunks are Arrow IPC), then slice.
+        let whole = if self.arrow {
+            let arrays = columns
+                .iter()
+                .zip(schema.fields())
+                .map(|(c, f)| arrow_table::to_target(c, rows, f.data_type()))
+                .collect::<Result<Vec<_>>>()?;
+            columns.clear();
+            Some(arrays)
+        } else {
+            None
+        };
+        Ok(GroupBatches {
+            next_value: vec![0; columns.len()],
+            columns,
+            whole,
+            schema,
+            rows,
+            next_row: 0,
+            batch_rows: batch_rows.max(1),
+            offset: g.offset,
+        })
+    }
+
     /// Writes the original input to `out` (for an Arrow table, a Parquet file of its data);
     /// returns its length.
     pub fn rebuild_to(&self, mut out: impl Write) -> Result<u64> {
@@ -1165,4 +1211,56 @@ fn read_more(src: &mut impl Read, buf: &mut Vec<u8>, n: usize) -> Result<usize> 
     };
     buf.truncate(start + got);
     Ok(got)
+}
+
+/// The batches of one row group ([`ArchiveReader::read_batches`]).
+pub struct GroupBatches {
+    columns: Vec<Column>,
+    /// Each typed column's next value (see [`Column::to_arrow_rows`]).
+    next_value: Vec<usize>,
+    /// An Arrow table's arrays, converted whole.
+    whole: Option<Vec<arrow_array::ArrayRef>>,
+    schema: SchemaRef,
+    rows: usize,
+    next_row: usize,
+    batch_rows: usize,
+    /// The row group's offset in the archive, for errors.
+    offset: u64,
+}
+
+impl Iterator for GroupBatches {
+    type Item = Result<RecordBatch>;
+
+    fn next(&mut self) -> Option<Result<RecordBatch>> {
+        if self.next_row >= self.rows {
+            return None;
+        }
+        let range = self.next_row..(self.next_row + self.batch_rows).min(self.rows);
+        self.next_row = range.end;
+        let arrays = match &self.whole {
+            Some(arrays) => Ok(arrays
+                .iter()
+                .map(|a| a.slice(range.start, range.len()))
+                .collect()),
+            None => self
+                .columns
+                .iter()
+                .zip(&mut self.next_value)
+                .zip(self.schema.fields())
+                .map(|((c, next), f)| {
+                    c.to_arrow_rows(self.rows, range.clone(), next, f.data_type())
+                })
+                .collect::<Result<Vec<_>>>(),
+        };
+        let batch = arrays.and_then(|arrays| {
+            let opts = arrow_array::RecordBatchOptions::new().with_row_count(Some(range.len()));
+            RecordBatch::try_new_with_options(self.schema.clone(), arrays, &opts)
+                .map_err(|e| Error::corrupt("row group", self.offset, e.to_string()))
+        });
+        if batch.is_err() {
+            // One error ends the row group.
+            self.next_row = self.rows;
+        }
+        Some(batch)
+    }
 }

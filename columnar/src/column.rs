@@ -9,6 +9,7 @@
 //! nulls: an empty field in CSV, `\N` in PostgreSQL COPY text, `null` in JSON), or absent (3;
 //! a JSON key the row's object does not have).
 
+use std::ops::Range;
 use std::sync::Arc;
 
 use arrow_array::{
@@ -43,14 +44,12 @@ pub fn has_value(flag: u8) -> bool {
 /// chunk has no flags (every row has a value).
 fn spread_values<T: Default>(
     values: &[i64],
-    flags: &Option<Vec<u8>>,
+    flags: Option<&[u8]>,
     rows: usize,
     convert: impl Fn(i64) -> T,
 ) -> Result<Vec<T>> {
-    let present = flags
-        .as_ref()
-        .map_or(rows, |f| f.iter().filter(|&&x| has_value(x)).count());
-    if present != values.len() || flags.as_ref().is_some_and(|f| f.len() != rows) {
+    let present = flags.map_or(rows, |f| f.iter().filter(|&&x| has_value(x)).count());
+    if present != values.len() || flags.is_some_and(|f| f.len() != rows) {
         return Err(Error::corrupt(
             "column chunk",
             0,
@@ -1651,17 +1650,50 @@ impl Column {
         }
     }
 
-    /// The column as an Arrow array of type `target`: the archive schema's type for the
-    /// column, which is this chunk's kind's type or, for a column whose kind differs between
-    /// row groups, Utf8 (the values' spellings).
+    /// The column (of `rows` rows) as an Arrow array of type `target`: the archive schema's
+    /// type for the column, which is this chunk's kind's type or, for a column whose kind
+    /// differs between row groups, Utf8 (the values' spellings).
     pub fn to_arrow(&self, rows: usize, target: &DataType) -> Result<ArrayRef> {
-        if rows == 0 {
+        self.to_arrow_rows(rows, 0..rows, &mut 0, target)
+    }
+
+    /// Rows `range` of the column (of `rows` rows) as an Arrow array of type `target`, as
+    /// [`Column::to_arrow`]. `next_value` is where the range's first value lies in a typed
+    /// column's values: 0 for the first range, and each call moves it past the range's
+    /// values, so consecutive ranges read the column once in all. Made a range at a time, a
+    /// query's batch is still in cache when the query reads it.
+    pub fn to_arrow_rows(
+        &self,
+        rows: usize,
+        range: Range<usize>,
+        next_value: &mut usize,
+        target: &DataType,
+    ) -> Result<ArrayRef> {
+        if range.end > rows || range.start > range.end {
+            return Err(Error::Request(format!(
+                "rows {range:?} of a column of {rows} rows"
+            )));
+        }
+        if range.is_empty() {
             return Ok(arrow_array::new_empty_array(target));
         }
-        if let Column::Arrow(ipc) = self {
-            return crate::arrow_table::array_from_ipc(ipc, rows, target);
-        }
         let as_text = *target == DataType::Utf8;
+        let whole = range == (0..rows);
+        if let Column::Arrow(ipc) = self {
+            let a = crate::arrow_table::array_from_ipc(ipc, rows, target)?;
+            return Ok(if whole {
+                a
+            } else {
+                a.slice(range.start, range.len())
+            });
+        }
+        if as_text && !whole && matches!(self, Column::Typed { .. }) {
+            // Spelled values come from a writer that starts at the first row.
+            let a = self.to_arrow_rows(rows, 0..rows, &mut 0, target)?;
+            return Ok(a.slice(range.start, range.len()));
+        }
+        let corrupt = |what: &str| Error::corrupt("column chunk", 0, what.to_string());
+        let len = range.len();
         if let Column::Typed { kind, .. } = self {
             if !as_text && kind.data_type() != *target {
                 return Err(Error::corrupt(
@@ -1684,11 +1716,23 @@ impl Column {
                 values,
                 ..
             } if !as_text => {
+                let flags = match flags {
+                    Some(f) => Some(
+                        f.get(range.clone())
+                            .ok_or_else(|| corrupt("flags end early"))?,
+                    ),
+                    None => None,
+                };
+                let present = flags.map_or(len, |f| f.iter().filter(|&&x| has_value(x)).count());
+                let values = values
+                    .get(*next_value..*next_value + present)
+                    .ok_or_else(|| corrupt("fewer values than present rows"))?;
+                *next_value += present;
                 // No null buffer where every row has a value: kernels take their no-null paths.
                 let nulls = flags
-                    .as_ref()
                     .map(|f| NullBuffer::from_iter(f.iter().map(|&x| has_value(x))))
                     .filter(|n| n.null_count() > 0);
+                let rows = len;
                 Ok(match kind {
                     Kind::Int => Arc::new(Int64Array::new(
                         ScalarBuffer::from(spread_values(values, flags, rows, |v| v)?),
@@ -1736,13 +1780,21 @@ impl Column {
             } => {
                 // Text straight from its entries: a copy per row, no spelling.
                 let too_big = || Error::Request("text column over 2 GiB".into());
+                let rows = len;
                 let (bytes, ends) = match ids {
                     None => {
-                        let ends = offsets[..=rows]
+                        let ends = offsets
+                            .get(range.start..=range.end)
+                            .ok_or_else(|| corrupt("text ends end early"))?;
+                        let (first, last) = (ends[0] as usize, ends[rows] as usize);
+                        let ends = ends
                             .iter()
-                            .map(|&o| i32::try_from(o).map_err(|_| too_big()))
+                            .map(|&o| i32::try_from(o as usize - first).map_err(|_| too_big()))
                             .collect::<Result<Vec<i32>>>()?;
-                        (data.clone(), ends)
+                        let bytes = data
+                            .get(first..last)
+                            .ok_or_else(|| corrupt("text ends past its bytes"))?;
+                        (bytes.to_vec(), ends)
                     }
                     Some(ids)
                         if offsets.len() > 1 && offsets.windows(2).all(|w| w[1] == w[0] + 1) =>
@@ -1756,14 +1808,19 @@ impl Column {
                             .iter()
                             .map(|&o| data[o as usize])
                             .collect();
-                        let bytes = ids[..rows].iter().map(|&e| entries[e as usize]).collect();
+                        let ids = ids
+                            .get(range.clone())
+                            .ok_or_else(|| corrupt("ids end early"))?;
+                        let bytes = ids.iter().map(|&e| entries[e as usize]).collect();
                         (bytes, (0..=rows as i32).collect())
                     }
                     Some(ids) => {
                         // Ends first, so the bytes are allocated once at their size. Entry
                         // lengths once; the running total is checked once at the end (the
                         // ends rise, so the last is the largest).
-                        let ids = &ids[..rows];
+                        let ids = ids
+                            .get(range.clone())
+                            .ok_or_else(|| corrupt("ids end early"))?;
                         let lens: Vec<i64> = offsets
                             .windows(2)
                             .map(|w| i64::from(w[1]) - i64::from(w[0]))
@@ -1797,10 +1854,16 @@ impl Column {
                         (bytes, ends)
                     }
                 };
+                let flags = match flags {
+                    Some(f) => Some(
+                        f.get(range.clone())
+                            .ok_or_else(|| corrupt("flags end early"))?,
+                    ),
+                    None => None,
+                };
                 let nulls = flags
-                    .as_ref()
                     .filter(|f| f.iter().any(|&x| !has_value(x)))
-                    .map(|f| NullBuffer::from_iter(f[..rows].iter().map(|&x| has_value(x))));
+                    .map(|f| NullBuffer::from_iter(f.iter().map(|&x| has_value(x))));
                 // Rows copied from a dictionary whose every entry is valid UTF-8 are valid
                 // UTF-8 with every end on a character boundary: checked once per entry here
                 // rather than over every row's bytes.

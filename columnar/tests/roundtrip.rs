@@ -133,12 +133,9 @@ fn streamed_in_small_pieces_many_row_groups() {
 /// UTF-8) entries, integers and decimals with and without nulls.
 #[test]
 fn columns_read_as_arrow_hold_each_rows_value() {
-    use arrow_array::cast::AsArray;
-    use arrow_array::types::{Decimal128Type, Int64Type};
-    use arrow_array::Array;
     let flags = ["A", "N", "R"];
     let words = ["naïve", "x", "façade", "zz"];
-    let mut src = b"flag,word,n,price,maybe\n".to_vec();
+    let mut src = b"flag,word,n,price,maybe,note\n".to_vec();
     let mut expect = Vec::new();
     for i in 0..3000usize {
         let maybe = (i % 7 != 0).then_some(i as i64 * 3 - 4000);
@@ -151,15 +148,44 @@ fn columns_read_as_arrow_hold_each_rows_value() {
         );
         let m = maybe.map_or(String::new(), |v| v.to_string());
         let price = format!("{}.{:02}", row.3 / 100, row.3 % 100);
-        src.extend_from_slice(format!("{},{},{},{price},{m}\n", row.0, row.1, row.2).as_bytes());
+        src.extend_from_slice(
+            format!(
+                "{},{},{},{price},{m},note {i} ü{}\n",
+                row.0,
+                row.1,
+                row.2,
+                i * i
+            )
+            .as_bytes(),
+        );
         expect.push(row);
     }
     let d = sniff(&src, true).unwrap();
     let archive = check(&src, d, &WriteOptions::default(), 1 << 20);
     let reader = ArchiveReader::from_bytes(archive).unwrap();
-    let batches = reader.read(None, 0..reader.row_groups().len()).unwrap();
+    let whole = reader.read(None, 0..reader.row_groups().len()).unwrap();
+    // The same rows a batch of 700 at a time (ranges across the chunks, nulls included).
+    let mut sliced = Vec::new();
+    for g in 0..reader.row_groups().len() {
+        for b in reader.read_batches(None, g, 700).unwrap() {
+            let b = b.unwrap();
+            assert!(b.num_rows() <= 700);
+            sliced.push(b);
+        }
+    }
+    for batches in [whole, sliced] {
+        check_rows(&batches, &expect);
+    }
+}
+
+type Row = (&'static str, &'static str, i64, i128, Option<i64>);
+
+fn check_rows(batches: &[arrow_array::RecordBatch], expect: &[Row]) {
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::{Decimal128Type, Int64Type};
+    use arrow_array::Array;
     let mut row = 0;
-    for b in &batches {
+    for b in batches {
         let (flag, word) = (
             b.column(0).as_string::<i32>(),
             b.column(1).as_string::<i32>(),
@@ -167,6 +193,7 @@ fn columns_read_as_arrow_hold_each_rows_value() {
         let n = b.column(2).as_primitive::<Int64Type>();
         let price = b.column(3).as_primitive::<Decimal128Type>();
         let maybe = b.column(4).as_primitive::<Int64Type>();
+        let note = b.column(5).as_string::<i32>();
         for k in 0..b.num_rows() {
             let e = expect[row];
             assert_eq!(
@@ -176,6 +203,7 @@ fn columns_read_as_arrow_hold_each_rows_value() {
             );
             assert_eq!(price.value(k), e.3, "row {row}");
             assert_eq!(maybe.is_valid(k).then(|| maybe.value(k)), e.4, "row {row}");
+            assert_eq!(note.value(k), format!("note {row} ü{}", row * row));
             row += 1;
         }
     }

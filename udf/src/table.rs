@@ -316,23 +316,28 @@ impl fmt::Debug for GroupRun {
 }
 
 impl GroupRun {
-    fn batch(&self, (i, g): (usize, usize)) -> Result<RecordBatch> {
+    /// The batches of row group `g` of source `i`, of at most `size` rows.
+    fn batches(
+        &self,
+        (i, g): (usize, usize),
+        size: usize,
+    ) -> Box<dyn Iterator<Item = Result<RecordBatch>> + Send> {
         let s = &self.sources[i];
         if self.columns.is_empty() {
             // No columns wanted (`count(*)`): only the row count, from the header.
             let rows = s.archive.row_groups()[g].rows as usize;
             let opts = RecordBatchOptions::new().with_row_count(Some(rows));
-            return Ok(RecordBatch::try_new_with_options(
-                self.schema.clone(),
-                vec![],
-                &opts,
-            )?);
+            let batch = RecordBatch::try_new_with_options(self.schema.clone(), vec![], &opts)
+                .map_err(Into::into);
+            return Box::new(std::iter::once(batch));
         }
-        let mut batches = s
-            .archive
-            .read(Some(&self.columns), g..g + 1)
-            .map_err(|e| external(&s.path, e))?;
-        Ok(batches.remove(0))
+        match s.archive.read_batches(Some(&self.columns), g, size) {
+            Ok(batches) => {
+                let path = s.path.clone();
+                Box::new(batches.map(move |b| b.map_err(|e| external(&path, e))))
+            }
+            Err(e) => Box::new(std::iter::once(Err(external(&s.path, e)))),
+        }
     }
 }
 
@@ -343,21 +348,10 @@ impl PartitionStream for GroupRun {
 
     fn execute(&self, ctx: Arc<TaskContext>) -> SendableRecordBatchStream {
         let run = self.clone();
-        // A row group decodes whole, then goes on in batches of the session's size: the
-        // operators above work best on batches that fit in cache.
+        // A row group's chunks decode once; its batches, of the session's size, are made as
+        // they are polled: the operators above work best on batches that fit in cache.
         let size = ctx.session_config().batch_size().max(1);
-        let batches = (0..run.groups.len()).flat_map(move |k| {
-            let (sliced, whole) = match run.batch(run.groups[k]) {
-                Ok(b) if b.num_rows() > size => (Some(b), None),
-                other => (None, Some(other)),
-            };
-            let slices = sliced.into_iter().flat_map(move |b| {
-                (0..b.num_rows())
-                    .step_by(size)
-                    .map(move |at| Ok(b.slice(at, size.min(b.num_rows() - at))))
-            });
-            whole.into_iter().chain(slices)
-        });
+        let batches = (0..run.groups.len()).flat_map(move |k| run.batches(run.groups[k], size));
         Box::pin(RecordBatchStreamAdapter::new(
             self.schema.clone(),
             futures::stream::iter(batches),

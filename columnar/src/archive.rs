@@ -18,7 +18,7 @@ use glyd_core::Level;
 
 use crate::arrow_table;
 use crate::bytes::{put_prefixed, put_varint, Cursor};
-use crate::column::{Column, Kind};
+use crate::column::{Column, Kind, RowCursor};
 use crate::delimited::Dialect;
 use crate::error::{Error, Result};
 use crate::rowgroup::{self, RowGroupMeta, TAG_END, TAG_ROW_GROUP, TAG_TABLE};
@@ -974,33 +974,46 @@ impl ArchiveReader {
     }
 
     /// Row group `group`'s columns in `projection` (all when `None`) as batches of at most
-    /// `batch_rows` rows. The chunks decode once, here; each batch's Arrow arrays are made
-    /// when the iterator yields it, so a query reads them while they are still in cache
-    /// (rather than slices of arrays for the whole row group, long since evicted).
+    /// `batch_rows` rows; with `string_views`, Utf8 columns come as Utf8View (as DataFusion's
+    /// own Parquet scans read strings: cheaper to make from a dictionary, and to group by).
+    /// The chunks decode once, here; each batch's Arrow arrays are made when the iterator
+    /// yields it, so a query reads them while they are still in cache (rather than slices of
+    /// arrays for the whole row group, long since evicted).
     pub fn read_batches(
         &self,
         projection: Option<&[usize]>,
         group: usize,
         batch_rows: usize,
+        string_views: bool,
     ) -> Result<GroupBatches> {
         let (g, src) = self.group(group)?;
         let cols: Vec<usize> = match projection {
             Some(p) => p.to_vec(),
             None => (0..self.tables[g.table].dialect.columns).collect(),
         };
-        let full = &self.schemas[g.table];
-        let schema = Arc::new(
-            full.project(&cols)
-                .map_err(|e| Error::Request(e.to_string()))?,
-        );
+        let stored = self.schemas[g.table]
+            .project(&cols)
+            .map_err(|e| Error::Request(e.to_string()))?;
+        let schema = Arc::new(if string_views {
+            with_string_views(&stored)
+        } else {
+            stored.clone()
+        });
         let rows = g.rows as usize;
         let mut columns = rowgroup::decode_columns(src, g, Some(&cols))?;
         // Arrow tables' columns convert whole (their chunks are Arrow IPC), then slice.
         let whole = if self.arrow {
             let arrays = columns
                 .iter()
-                .zip(schema.fields())
-                .map(|(c, f)| arrow_table::to_target(c, rows, f.data_type()))
+                .zip(stored.fields().iter().zip(schema.fields()))
+                .map(|(c, (s, f))| {
+                    let a = arrow_table::to_target(c, rows, s.data_type())?;
+                    match s.data_type() == f.data_type() {
+                        true => Ok(a),
+                        false => arrow_cast::cast(&a, f.data_type())
+                            .map_err(|e| Error::corrupt("column chunk", g.offset, e.to_string())),
+                    }
+                })
                 .collect::<Result<Vec<_>>>()?;
             columns.clear();
             Some(arrays)
@@ -1008,7 +1021,7 @@ impl ArchiveReader {
             None
         };
         Ok(GroupBatches {
-            next_value: vec![0; columns.len()],
+            cursors: columns.iter().map(|_| Default::default()).collect(),
             columns,
             whole,
             schema,
@@ -1213,11 +1226,27 @@ fn read_more(src: &mut impl Read, buf: &mut Vec<u8>, n: usize) -> Result<usize> 
     Ok(got)
 }
 
+/// `schema` with its Utf8 fields as Utf8View.
+pub fn with_string_views(schema: &Schema) -> Schema {
+    let fields: Vec<Field> = schema
+        .fields()
+        .iter()
+        .map(|f| match f.data_type() {
+            arrow_schema::DataType::Utf8 => f
+                .as_ref()
+                .clone()
+                .with_data_type(arrow_schema::DataType::Utf8View),
+            _ => f.as_ref().clone(),
+        })
+        .collect();
+    Schema::new_with_metadata(fields, schema.metadata().clone())
+}
+
 /// The batches of one row group ([`ArchiveReader::read_batches`]).
 pub struct GroupBatches {
     columns: Vec<Column>,
-    /// Each typed column's next value (see [`Column::to_arrow_rows`]).
-    next_value: Vec<usize>,
+    /// Where each column's next batch begins (see [`Column::to_arrow_rows`]).
+    cursors: Vec<RowCursor>,
     /// An Arrow table's arrays, converted whole.
     whole: Option<Vec<arrow_array::ArrayRef>>,
     schema: SchemaRef,
@@ -1245,10 +1274,10 @@ impl Iterator for GroupBatches {
             None => self
                 .columns
                 .iter()
-                .zip(&mut self.next_value)
+                .zip(&mut self.cursors)
                 .zip(self.schema.fields())
-                .map(|((c, next), f)| {
-                    c.to_arrow_rows(self.rows, range.clone(), next, f.data_type())
+                .map(|((c, cursor), f)| {
+                    c.to_arrow_rows(self.rows, range.clone(), cursor, f.data_type())
                 })
                 .collect::<Result<Vec<_>>>(),
         };

@@ -12,9 +12,10 @@
 use std::ops::Range;
 use std::sync::Arc;
 
+use arrow_array::builder::make_view;
 use arrow_array::{
-    ArrayRef, Date32Array, Decimal128Array, Int64Array, StringArray, TimestampMicrosecondArray,
-    TimestampMillisecondArray, TimestampSecondArray,
+    ArrayRef, Date32Array, Decimal128Array, Int64Array, StringArray, StringViewArray,
+    TimestampMicrosecondArray, TimestampMillisecondArray, TimestampSecondArray,
 };
 use arrow_buffer::{NullBuffer, OffsetBuffer, ScalarBuffer};
 use arrow_schema::{DataType, TimeUnit};
@@ -1415,6 +1416,34 @@ pub enum Column {
     Arrow(Vec<u8>),
 }
 
+/// Whether byte `at` of valid UTF-8 `data` begins a character (or is its end).
+fn char_boundary(data: &[u8], at: u32) -> bool {
+    let at = at as usize;
+    at == data.len() || data.get(at).is_some_and(|&b| (b as i8) >= -0x40)
+}
+
+/// Where the next range of a column's rows begins, for [`Column::to_arrow_rows`], and what
+/// the column's earlier ranges made that later ones reuse.
+#[derive(Default)]
+pub struct RowCursor {
+    /// Where the range's first value lies in a typed column's values.
+    next_value: usize,
+    /// A text column's bytes and dictionary entries as Arrow views.
+    views: Option<TextViews>,
+    /// A typed column's values spelled as text, all rows.
+    spelled: Option<ArrayRef>,
+}
+
+/// A text column's bytes as an Arrow buffer, for `Utf8View` arrays of its rows.
+struct TextViews {
+    buffer: arrow_buffer::Buffer,
+    /// A dictionary column's entries as views of `buffer` (empty for other columns).
+    entries: Vec<u128>,
+    /// `buffer` is valid UTF-8 (and, for a dictionary, each entry begins and ends on a
+    /// character boundary).
+    utf8: bool,
+}
+
 /// Takes the stream for `role` out of `streams` (empty when the chunk did not store it).
 fn take(streams: &mut [(Role, Vec<u8>)], role: Role) -> Option<Vec<u8>> {
     streams
@@ -1650,23 +1679,115 @@ impl Column {
         }
     }
 
+    /// Rows `range` of a text column as a `Utf8View` array: a dictionary column's rows are
+    /// views of its entries (made once per row group, gathered per row), other text columns'
+    /// rows are views of their bytes. No bytes are copied per batch: every batch shares one
+    /// buffer of the column's bytes, made (and checked as UTF-8) at the first batch.
+    fn text_views(&self, range: Range<usize>, cursor: &mut RowCursor) -> Result<ArrayRef> {
+        let Column::Text {
+            flags,
+            data,
+            offsets,
+            ids,
+            ..
+        } = self
+        else {
+            unreachable!("called on text columns")
+        };
+        let corrupt = |what: &str| Error::corrupt("column chunk", 0, what.to_string());
+        let nulls = match flags {
+            Some(f) => f
+                .get(range.clone())
+                .ok_or_else(|| corrupt("flags end early"))?
+                .iter()
+                .any(|&x| !has_value(x))
+                .then(|| NullBuffer::from_iter(f[range.clone()].iter().map(|&x| has_value(x)))),
+            None => None,
+        };
+        if cursor.views.is_none() {
+            let entries = match ids {
+                Some(_) => offsets
+                    .windows(2)
+                    .map(|w| {
+                        let e = data
+                            .get(w[0] as usize..w[1] as usize)
+                            .ok_or_else(|| corrupt("dictionary entry past its bytes"))?;
+                        Ok(make_view(e, 0, w[0]))
+                    })
+                    .collect::<Result<Vec<u128>>>()?,
+                None => Vec::new(),
+            };
+            // A dictionary's entries are checked here, once; other rows' ends per batch.
+            let utf8 = std::str::from_utf8(data).is_ok()
+                && (ids.is_none() || offsets.iter().all(|&o| char_boundary(data, o)));
+            cursor.views = Some(TextViews {
+                buffer: arrow_buffer::Buffer::from_slice_ref(data),
+                entries,
+                utf8,
+            });
+        }
+        let Some(tv) = &cursor.views else {
+            unreachable!("made above")
+        };
+        let data = tv.buffer.as_slice();
+        // Views whose ends all fall on character boundaries of valid UTF-8 are valid.
+        let (views, checked) = match ids {
+            Some(ids) => {
+                let ids = ids.get(range).ok_or_else(|| corrupt("ids end early"))?;
+                let views = ids
+                    .iter()
+                    .map(|&e| tv.entries.get(e as usize).copied())
+                    .collect::<Option<Vec<u128>>>()
+                    .ok_or_else(|| corrupt("dictionary id past its entries"))?;
+                (views, tv.utf8)
+            }
+            None => {
+                let ends = offsets
+                    .get(range.start..=range.end)
+                    .ok_or_else(|| corrupt("text ends end early"))?;
+                let views = ends
+                    .windows(2)
+                    .map(|w| {
+                        let v = data
+                            .get(w[0] as usize..w[1] as usize)
+                            .ok_or_else(|| corrupt("text ends past its bytes"))?;
+                        Ok(make_view(v, 0, w[0]))
+                    })
+                    .collect::<Result<Vec<u128>>>()?;
+                let ok = tv.utf8 && ends.iter().all(|&o| char_boundary(data, o));
+                (views, ok)
+            }
+        };
+        let buffers = vec![tv.buffer.clone()];
+        let views = ScalarBuffer::from(views);
+        Ok(Arc::new(if checked {
+            // SAFETY: each view was made by `make_view` from bytes of buffer 0 at their
+            // offset there; those bytes are valid UTF-8 and begin and end on character
+            // boundaries (checked above).
+            unsafe { StringViewArray::new_unchecked(views, buffers, nulls) }
+        } else {
+            StringViewArray::try_new(views, buffers, nulls)
+                .map_err(|e| Error::corrupt("text column", 0, e.to_string()))?
+        }))
+    }
+
     /// The column (of `rows` rows) as an Arrow array of type `target`: the archive schema's
     /// type for the column, which is this chunk's kind's type or, for a column whose kind
     /// differs between row groups, Utf8 (the values' spellings).
     pub fn to_arrow(&self, rows: usize, target: &DataType) -> Result<ArrayRef> {
-        self.to_arrow_rows(rows, 0..rows, &mut 0, target)
+        self.to_arrow_rows(rows, 0..rows, &mut RowCursor::default(), target)
     }
 
     /// Rows `range` of the column (of `rows` rows) as an Arrow array of type `target`, as
-    /// [`Column::to_arrow`]. `next_value` is where the range's first value lies in a typed
-    /// column's values: 0 for the first range, and each call moves it past the range's
-    /// values, so consecutive ranges read the column once in all. Made a range at a time, a
+    /// [`Column::to_arrow`]. `cursor` starts as `RowCursor::default()` for the first range
+    /// and each call moves it past the range, so consecutive ranges read the column once in
+    /// all. Made a range at a time, a
     /// query's batch is still in cache when the query reads it.
     pub fn to_arrow_rows(
         &self,
         rows: usize,
         range: Range<usize>,
-        next_value: &mut usize,
+        cursor: &mut RowCursor,
         target: &DataType,
     ) -> Result<ArrayRef> {
         if range.end > rows || range.start > range.end {
@@ -1676,6 +1797,14 @@ impl Column {
         }
         if range.is_empty() {
             return Ok(arrow_array::new_empty_array(target));
+        }
+        if *target == DataType::Utf8View {
+            if let Column::Text { .. } = self {
+                return self.text_views(range, cursor);
+            }
+            let a = self.to_arrow_rows(rows, range, cursor, &DataType::Utf8)?;
+            return arrow_cast::cast(&a, target)
+                .map_err(|e| Error::corrupt("column chunk", 0, e.to_string()));
         }
         let as_text = *target == DataType::Utf8;
         let whole = range == (0..rows);
@@ -1688,9 +1817,16 @@ impl Column {
             });
         }
         if as_text && !whole && matches!(self, Column::Typed { .. }) {
-            // Spelled values come from a writer that starts at the first row.
-            let a = self.to_arrow_rows(rows, 0..rows, &mut 0, target)?;
-            return Ok(a.slice(range.start, range.len()));
+            // Spelled values come from a writer that starts at the first row: spell them all
+            // at the first range, and slice.
+            if cursor.spelled.is_none() {
+                let all = self.to_arrow_rows(rows, 0..rows, &mut RowCursor::default(), target)?;
+                cursor.spelled = Some(all);
+            }
+            let Some(all) = &cursor.spelled else {
+                unreachable!("made above")
+            };
+            return Ok(all.slice(range.start, range.len()));
         }
         let corrupt = |what: &str| Error::corrupt("column chunk", 0, what.to_string());
         let len = range.len();
@@ -1725,9 +1861,9 @@ impl Column {
                 };
                 let present = flags.map_or(len, |f| f.iter().filter(|&&x| has_value(x)).count());
                 let values = values
-                    .get(*next_value..*next_value + present)
+                    .get(cursor.next_value..cursor.next_value + present)
                     .ok_or_else(|| corrupt("fewer values than present rows"))?;
-                *next_value += present;
+                cursor.next_value += present;
                 // No null buffer where every row has a value: kernels take their no-null paths.
                 let nulls = flags
                     .map(|f| NullBuffer::from_iter(f.iter().map(|&x| has_value(x))))

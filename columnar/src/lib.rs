@@ -44,8 +44,8 @@ pub mod text;
 pub mod words;
 
 pub use archive::{
-    detect, is_archive, rebuild, ArchiveReader, BatchWriter, Format, GroupBatches, RecordWriter,
-    WriteOptions, DEFAULT_ROW_GROUP, RECORDS,
+    detect, is_archive, rebuild, with_string_views, ArchiveReader, BatchWriter, Format,
+    GroupBatches, RecordWriter, WriteOptions, DEFAULT_ROW_GROUP, RECORDS,
 };
 pub use delimited::{sniff, sniff_with, Dialect};
 pub use error::{Error, Result};

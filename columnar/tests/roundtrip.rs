@@ -167,14 +167,77 @@ fn columns_read_as_arrow_hold_each_rows_value() {
     // The same rows a batch of 700 at a time (ranges across the chunks, nulls included).
     let mut sliced = Vec::new();
     for g in 0..reader.row_groups().len() {
-        for b in reader.read_batches(None, g, 700).unwrap() {
+        for b in reader.read_batches(None, g, 700, false).unwrap() {
             let b = b.unwrap();
             assert!(b.num_rows() <= 700);
             sliced.push(b);
         }
     }
-    for batches in [whole, sliced] {
+    // And with text as string views, as SQL scans read it.
+    let mut views = Vec::new();
+    for g in 0..reader.row_groups().len() {
+        for b in reader.read_batches(None, g, 700, true).unwrap() {
+            let b = b.unwrap();
+            assert_eq!(
+                b.schema().field(0).data_type(),
+                &arrow_schema::DataType::Utf8View
+            );
+            views.push(b);
+        }
+    }
+    for batches in [whole, sliced, views] {
         check_rows(&batches, &expect);
+    }
+}
+
+/// A column of integers in one row group and words in the next reads as text (the values'
+/// spellings) in both, whole or a batch at a time, as Utf8 or as string views.
+#[test]
+fn a_column_whose_kind_differs_between_row_groups_reads_as_its_spellings() {
+    let mut src = b"id,v\n".to_vec();
+    let mut expect = Vec::new();
+    for i in 0..4000usize {
+        let v = if i < 2000 {
+            format!("{}", i * 3)
+        } else {
+            format!("w{i}")
+        };
+        src.extend_from_slice(format!("{i},{v}\n").as_bytes());
+        expect.push(v);
+    }
+    let opts = WriteOptions {
+        row_group_size: src.len() / 2,
+        ..WriteOptions::default()
+    };
+    let archive = check(&src, sniff(&src, true).unwrap(), &opts, 1 << 20);
+    let reader = ArchiveReader::from_bytes(archive).unwrap();
+    assert!(reader.row_groups().len() >= 2);
+    for views in [false, true] {
+        let mut row = 0;
+        for g in 0..reader.row_groups().len() {
+            for b in reader.read_batches(None, g, 300, views).unwrap() {
+                let b = b.unwrap();
+                let want = match views {
+                    true => arrow_schema::DataType::Utf8View,
+                    false => arrow_schema::DataType::Utf8,
+                };
+                assert_eq!(b.schema().field(1).data_type(), &want);
+                for k in 0..b.num_rows() {
+                    assert_eq!(text(b.column(1), k), expect[row], "row {row}");
+                    row += 1;
+                }
+            }
+        }
+        assert_eq!(row, expect.len());
+    }
+}
+
+/// Row `k` of a Utf8 or Utf8View column.
+fn text(a: &dyn arrow_array::Array, k: usize) -> &str {
+    use arrow_array::cast::AsArray;
+    match a.data_type() {
+        arrow_schema::DataType::Utf8View => a.as_string_view().value(k),
+        _ => a.as_string::<i32>().value(k),
     }
 }
 
@@ -186,24 +249,18 @@ fn check_rows(batches: &[arrow_array::RecordBatch], expect: &[Row]) {
     use arrow_array::Array;
     let mut row = 0;
     for b in batches {
-        let (flag, word) = (
-            b.column(0).as_string::<i32>(),
-            b.column(1).as_string::<i32>(),
-        );
+        let (flag, word) = (b.column(0), b.column(1));
         let n = b.column(2).as_primitive::<Int64Type>();
         let price = b.column(3).as_primitive::<Decimal128Type>();
         let maybe = b.column(4).as_primitive::<Int64Type>();
-        let note = b.column(5).as_string::<i32>();
+        let note = b.column(5);
         for k in 0..b.num_rows() {
             let e = expect[row];
-            assert_eq!(
-                (flag.value(k), word.value(k), n.value(k)),
-                (e.0, e.1, e.2),
-                "row {row}"
-            );
+            let (f, w) = (text(flag, k), text(word, k));
+            assert_eq!((f, w, n.value(k)), (e.0, e.1, e.2), "row {row}");
             assert_eq!(price.value(k), e.3, "row {row}");
             assert_eq!(maybe.is_valid(k).then(|| maybe.value(k)), e.4, "row {row}");
-            assert_eq!(note.value(k), format!("note {row} ü{}", row * row));
+            assert_eq!(text(note, k), format!("note {row} ü{}", row * row));
             row += 1;
         }
     }

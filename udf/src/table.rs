@@ -141,9 +141,11 @@ impl GlydTable {
                 ));
             }
         }
+        // Strings as views, as DataFusion's Parquet scans read them: a dictionary column's
+        // rows are then views of its entries, and grouping by them is cheaper.
         Ok(GlydTable {
             sources,
-            schema,
+            schema: Arc::new(glyd_columnar::with_string_views(&schema)),
             last_scan: Default::default(),
         })
     }
@@ -331,7 +333,7 @@ impl GroupRun {
                 .map_err(Into::into);
             return Box::new(std::iter::once(batch));
         }
-        match s.archive.read_batches(Some(&self.columns), g, size) {
+        match s.archive.read_batches(Some(&self.columns), g, size, true) {
             Ok(batches) => {
                 let path = s.path.clone();
                 Box::new(batches.map(move |b| b.map_err(|e| external(&path, e))))

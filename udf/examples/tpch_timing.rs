@@ -203,7 +203,11 @@ fn main() -> Result<(), Error> {
         "glyd {g:.1} ms, Parquet (arrow-rs reader) {p:.1} ms, glyd / Parquet **{:.2}**.\n",
         g / p
     );
-    println!("Median of {runs} runs, each side on the same runtime, alternating.\n");
+    println!(
+        "Median of {runs} runs, each side on the same runtime, alternating. `threads` is the \
+         runtime's workers and the session's partitions, and so the size of the pool glyd's \
+         scan decodes on: each side uses that many cores.\n"
+    );
     println!("| query | threads | glyd ms | Parquet ms | glyd / Parquet |");
     println!("|---|---|---|---|---|");
     for threads in [1, 2] {

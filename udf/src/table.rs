@@ -1,7 +1,9 @@
 //! [`GlydTable`], the DataFusion table provider over one table of a record archive. A scan
 //! keeps the row groups whose statistics the query's filters do not rule out (the filters are
 //! still applied after the scan: pushdown is inexact), splits them into contiguous runs, one
-//! partition each, and decodes only the projected columns of one row group at a time.
+//! partition each, and decodes only the projected columns of one row group at a time, on a
+//! pool of as many threads as the session's partitions (so a session of one partition uses
+//! one core, as DataFusion's own scans do).
 
 use std::collections::HashMap;
 use std::fmt;
@@ -280,6 +282,7 @@ impl TableProvider for GlydTable {
             .target_partitions
             .clamp(1, groups.len().max(1));
         let per = groups.len().div_ceil(parts).max(1);
+        let pool = decode_pool(state.config_options().execution.target_partitions)?;
         let partitions: Vec<Arc<dyn PartitionStream>> = groups
             .chunks(per)
             .map(|run| {
@@ -288,6 +291,7 @@ impl TableProvider for GlydTable {
                     groups: run.to_vec(),
                     columns: columns.clone(),
                     schema: schema.clone(),
+                    pool: pool.clone(),
                 }) as Arc<dyn PartitionStream>
             })
             .collect();
@@ -302,6 +306,25 @@ impl TableProvider for GlydTable {
     }
 }
 
+/// The pool that scans of sessions with `threads` partitions decode row groups on (a row
+/// group's columns decode in parallel), made at the first such scan and kept.
+fn decode_pool(threads: usize) -> Result<Arc<rayon::ThreadPool>> {
+    static POOLS: Mutex<Vec<(usize, Arc<rayon::ThreadPool>)>> = Mutex::new(Vec::new());
+    let threads = threads.max(1);
+    let mut pools = POOLS.lock().expect("decode pools lock");
+    if let Some((_, p)) = pools.iter().find(|(n, _)| *n == threads) {
+        return Ok(p.clone());
+    }
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .thread_name(|i| format!("glyd-scan-{i}"))
+        .build()
+        .map(Arc::new)
+        .map_err(|e| DataFusionError::External(Box::new(e)))?;
+    pools.push((threads, pool.clone()));
+    Ok(pool)
+}
+
 /// One partition of a scan: a run of row groups, decoded one at a time when polled.
 #[derive(Clone)]
 struct GroupRun {
@@ -309,6 +332,7 @@ struct GroupRun {
     groups: Vec<(usize, usize)>,
     columns: Vec<usize>,
     schema: SchemaRef,
+    pool: Arc<rayon::ThreadPool>,
 }
 
 impl fmt::Debug for GroupRun {
@@ -333,7 +357,8 @@ impl GroupRun {
                 .map_err(Into::into);
             return Box::new(std::iter::once(batch));
         }
-        match s.archive.read_batches(Some(&self.columns), g, size, true) {
+        let read = || s.archive.read_batches(Some(&self.columns), g, size, true);
+        match self.pool.install(read) {
             Ok(batches) => {
                 let path = s.path.clone();
                 Box::new(batches.map(move |b| b.map_err(|e| external(&path, e))))

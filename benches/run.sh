@@ -11,6 +11,8 @@ cd "$(dirname "$0")/.."
 corpus=../shared/corpus
 runs=${RUNS:-5}
 big=$(bash benches/corpus/make.sh)
+# The published Glyd codec, a peer (its rows are left out where it cannot be installed).
+python3 -c 'import glyd' 2>/dev/null || pip install -q glyd >&2 || true
 
 # Without the sql feature: DataFusion under fat LTO would take most of an hour to build.
 cargo build --profile bench -p glyd-cli --no-default-features >&2

@@ -34,7 +34,7 @@ pub use encode::Encoder;
 pub use error::{Error, Result};
 pub use index::{summarize, BlockEntry, BlockIndex, FrameSummary};
 pub use level::{level_label, Level, Method};
-pub use parallel::resolve_threads;
+pub use parallel::{pool, resolve_threads};
 
 /// How to compress.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

@@ -14,9 +14,9 @@ pub fn resolve_threads(threads: usize) -> usize {
     }
 }
 
-/// The shared pool of `threads` workers; `None` if the OS refuses to start them (callers then
-/// run on their own thread).
-fn pool(threads: usize) -> Option<Arc<rayon::ThreadPool>> {
+/// The shared pool of `threads` workers, built at the first call for that size and kept; `None`
+/// if the OS refuses to start them (callers then run on their own thread).
+pub fn pool(threads: usize) -> Option<Arc<rayon::ThreadPool>> {
     type Pools = Mutex<Vec<(usize, Arc<rayon::ThreadPool>)>>;
     static POOLS: OnceLock<Pools> = OnceLock::new();
     let mut pools = POOLS

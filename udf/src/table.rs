@@ -282,7 +282,9 @@ impl TableProvider for GlydTable {
             .target_partitions
             .clamp(1, groups.len().max(1));
         let per = groups.len().div_ceil(parts).max(1);
-        let pool = decode_pool(state.config_options().execution.target_partitions)?;
+        // Row groups decode on a pool as large as the session (a row group's columns in
+        // parallel): a one-partition session uses one core, as DataFusion's own scans do.
+        let pool = glyd_core::pool(state.config_options().execution.target_partitions.max(1));
         let partitions: Vec<Arc<dyn PartitionStream>> = groups
             .chunks(per)
             .map(|run| {
@@ -306,25 +308,6 @@ impl TableProvider for GlydTable {
     }
 }
 
-/// The pool that scans of sessions with `threads` partitions decode row groups on (a row
-/// group's columns decode in parallel), made at the first such scan and kept.
-fn decode_pool(threads: usize) -> Result<Arc<rayon::ThreadPool>> {
-    static POOLS: Mutex<Vec<(usize, Arc<rayon::ThreadPool>)>> = Mutex::new(Vec::new());
-    let threads = threads.max(1);
-    let mut pools = POOLS.lock().expect("decode pools lock");
-    if let Some((_, p)) = pools.iter().find(|(n, _)| *n == threads) {
-        return Ok(p.clone());
-    }
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .thread_name(|i| format!("glyd-scan-{i}"))
-        .build()
-        .map(Arc::new)
-        .map_err(|e| DataFusionError::External(Box::new(e)))?;
-    pools.push((threads, pool.clone()));
-    Ok(pool)
-}
-
 /// One partition of a scan: a run of row groups, decoded one at a time when polled.
 #[derive(Clone)]
 struct GroupRun {
@@ -332,7 +315,8 @@ struct GroupRun {
     groups: Vec<(usize, usize)>,
     columns: Vec<usize>,
     schema: SchemaRef,
-    pool: Arc<rayon::ThreadPool>,
+    /// Where row groups decode; `None` (the OS gave no threads): rayon's global pool.
+    pool: Option<Arc<rayon::ThreadPool>>,
 }
 
 impl fmt::Debug for GroupRun {
@@ -358,7 +342,11 @@ impl GroupRun {
             return Box::new(std::iter::once(batch));
         }
         let read = || s.archive.read_batches(Some(&self.columns), g, size, true);
-        match self.pool.install(read) {
+        let batches = match &self.pool {
+            Some(pool) => pool.install(read),
+            None => read(),
+        };
+        match batches {
             Ok(batches) => {
                 let path = s.path.clone();
                 Box::new(batches.map(move |b| b.map_err(|e| external(&path, e))))

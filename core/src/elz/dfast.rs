@@ -58,7 +58,7 @@ impl Parse {
         reps: &mut Reps,
     ) {
         let ll = (start - anchor) as u32;
-        self.literals.extend_from_slice(&src[anchor..start]);
+        push_literals(&mut self.literals, src, anchor, start);
         let ov = reps.encode(off as u32, ll);
         self.seqs.push(Seq {
             ll,
@@ -68,11 +68,42 @@ impl Parse {
     }
 }
 
-/// Reusable hash tables.
+/// Appends `src[a..b]` to `lits`. Most runs are a few bytes: those go as one fixed 16-byte
+/// copy (cut back after) rather than a call to `memcpy` sized at run time.
+#[inline(always)]
+fn push_literals(lits: &mut Vec<u8>, src: &[u8], a: usize, b: usize) {
+    const WIDE: usize = 16;
+    match src.get(a..a + WIDE) {
+        Some(chunk) if b - a <= WIDE => {
+            let len = lits.len();
+            let chunk: &[u8; WIDE] = chunk.try_into().expect("16 bytes");
+            lits.extend_from_slice(chunk);
+            lits.truncate(len + (b - a));
+        }
+        _ => lits.extend_from_slice(&src[a..b]),
+    }
+}
+
+/// Reusable hash tables. An entry is a position (low half) tagged with the first four bytes
+/// there (high half): a candidate whose tag differs from the bytes being matched is rejected
+/// without loading the input at the candidate, a cache miss more often than not in an 8 MiB
+/// block. Position 0 doubles as "empty", which only costs matches at byte 0.
 #[derive(Default)]
 pub struct Tables {
-    long: Vec<u32>,
-    short: Vec<u32>,
+    long: Vec<u64>,
+    short: Vec<u64>,
+}
+
+/// A table entry for position `at`, where the input reads `v`.
+#[inline(always)]
+fn entry(at: usize, v: u64) -> u64 {
+    at as u64 | v << 32
+}
+
+/// The position of entry `e` if its tag says the input there starts as `v` does.
+#[inline(always)]
+fn tagged(e: u64, v: u64) -> Option<usize> {
+    ((e >> 32) as u32 == v as u32).then_some(e as u32 as usize)
 }
 
 #[inline(always)]
@@ -110,11 +141,15 @@ pub fn parse(src: &[u8], p: &Params, t: &mut Tables, far: &[LongMatch], out: &mu
     let mut anchor = 0;
     let mut ip = 1;
     let mut far = far.iter().peekable();
+    // Where the next long-distance match starts (never, without one): one compare per step.
+    let mut next_far = far.peek().map_or(usize::MAX, |m| m.start);
     // Table entries hold positions; 0 doubles as "empty", which only costs matches at byte 0.
     while ip < limit {
         // A long-distance match that starts here (or was stepped over) goes first, from where
         // the literals start if an earlier match ran into it.
-        if let Some(m) = far.next_if(|m| m.start <= ip) {
+        if next_far <= ip {
+            let m = far.next().expect("a long-distance match starts here");
+            next_far = far.peek().map_or(usize::MAX, |m| m.start);
             let start = m.start.max(anchor);
             if m.start + m.len >= start + ldm::MIN_LEN / 2 {
                 let len = m.start + m.len - start;
@@ -130,10 +165,9 @@ pub fn parse(src: &[u8], p: &Params, t: &mut Tables, far: &[LongMatch], out: &mu
         let v = read_u64(src, ip);
         let hl = hash(v, 8, p.long_log);
         let hs = hash(v, p.short_len, p.short_log);
-        let cl = long[hl] as usize;
-        let cs = short[hs] as usize;
-        long[hl] = ip as u32;
-        short[hs] = ip as u32;
+        let (el, es) = (long[hl], short[hs]);
+        long[hl] = entry(ip, v);
+        short[hs] = entry(ip, v);
         let r0 = reps.0[0] as usize;
         // Repeat offset at the next byte.
         if r0 <= ip && ip + 1 < limit && read_u32(src, ip + 1) == read_u32(src, ip + 1 - r0) {
@@ -143,16 +177,17 @@ pub fn parse(src: &[u8], p: &Params, t: &mut Tables, far: &[LongMatch], out: &mu
             ip = start + len;
             anchor = ip;
         } else {
-            let Some((mut start, mut off, mut len)) = best_at(src, ip, cl, cs, p, long) else {
+            let Some((mut start, mut off, mut len)) = best_at(src, ip, v, el, es, p, long) else {
                 ip += 1 + ((ip - anchor) >> p.search_shift);
                 continue;
             };
             if len < p.lazy_below && ip + 1 < limit {
                 let v1 = read_u64(src, ip + 1);
-                let cl1 = long[hash(v1, 8, p.long_log)] as usize;
-                let cs1 = short[hash(v1, p.short_len, p.short_log)] as usize;
-                short[hash(v1, p.short_len, p.short_log)] = (ip + 1) as u32;
-                if let Some((s1, o1, l1)) = best_at(src, ip + 1, cl1, cs1, p, long) {
+                let el1 = long[hash(v1, 8, p.long_log)];
+                let hs1 = hash(v1, p.short_len, p.short_log);
+                let es1 = short[hs1];
+                short[hs1] = entry(ip + 1, v1);
+                if let Some((s1, o1, l1)) = best_at(src, ip + 1, v1, el1, es1, p, long) {
                     if l1 > len {
                         (start, off, len) = (s1, o1, l1);
                     }
@@ -173,8 +208,8 @@ pub fn parse(src: &[u8], p: &Params, t: &mut Tables, far: &[LongMatch], out: &mu
         // Index two positions inside the match for later searches.
         for q in [ip - 2, ip - 1] {
             let w = read_u64(src, q);
-            long[hash(w, 8, p.long_log)] = q as u32;
-            short[hash(w, p.short_len, p.short_log)] = q as u32;
+            long[hash(w, 8, p.long_log)] = entry(q, w);
+            short[hash(w, p.short_len, p.short_log)] = entry(q, w);
         }
         // Matches at the second repeat offset right away (swapping it to the front).
         while ip < limit {
@@ -191,39 +226,44 @@ pub fn parse(src: &[u8], p: &Params, t: &mut Tables, far: &[LongMatch], out: &mu
     out.literals.extend_from_slice(&src[anchor..]);
 }
 
-/// The better of the long and short candidates at `ip`: (start, offset, length). A short hit
-/// also looks for a long match at `ip + 1`, which usually wins.
+/// The better of the long and short candidates (entries `el`, `es`) at `ip`, where the input
+/// reads `v`: (start, offset, length). A short hit also looks for a long match at `ip + 1`,
+/// which usually wins.
 #[inline(always)]
 fn best_at(
     src: &[u8],
     ip: usize,
-    cl: usize,
-    cs: usize,
+    v: u64,
+    el: u64,
+    es: u64,
     p: &Params,
-    long: &mut [u32],
+    long: &mut [u64],
 ) -> Option<(usize, usize, usize)> {
-    if cl > 0 && cl < ip && read_u64(src, cl) == read_u64(src, ip) {
-        let len = 8 + common_len(src, cl + 8, ip + 8);
-        return Some((ip, ip - cl, len));
-    }
-    if cs > 0 && cs < ip && read_u32(src, cs) == read_u32(src, ip) {
-        let len = 4 + common_len(src, cs + 4, ip + 4);
-        if len < p.short_len.max(MIN_MATCH) {
-            return None;
+    if let Some(cl) = tagged(el, v) {
+        if cl > 0 && cl < ip && read_u64(src, cl) == v {
+            let len = 8 + common_len(src, cl + 8, ip + 8);
+            return Some((ip, ip - cl, len));
         }
-        let next = ip + 1;
-        if next + 8 <= src.len() {
-            let h = hash(read_u64(src, next), 8, p.long_log);
-            let c = long[h] as usize;
-            long[h] = next as u32;
-            if c > 0 && c < next && read_u64(src, c) == read_u64(src, next) {
-                let l2 = 8 + common_len(src, c + 8, next + 8);
-                if l2 > len {
-                    return Some((next, next - c, l2));
-                }
+    }
+    // The tag is the first four bytes: a tag match is a 4-byte match.
+    let cs = tagged(es, v).filter(|&cs| cs > 0 && cs < ip)?;
+    let len = 4 + common_len(src, cs + 4, ip + 4);
+    if len < p.short_len.max(MIN_MATCH) {
+        return None;
+    }
+    let next = ip + 1;
+    if next + 8 <= src.len() {
+        let w = read_u64(src, next);
+        let h = hash(w, 8, p.long_log);
+        let e = long[h];
+        long[h] = entry(next, w);
+        let c = tagged(e, w).unwrap_or(0);
+        if c > 0 && c < next && read_u64(src, c) == w {
+            let l2 = 8 + common_len(src, c + 8, next + 8);
+            if l2 > len {
+                return Some((next, next - c, l2));
             }
         }
-        return Some((ip, ip - cs, len));
     }
-    None
+    Some((ip, ip - cs, len))
 }

@@ -2,9 +2,9 @@
 //! stream as tANS or RLE; extra bits raw. Each choice is the smallest for this block.
 
 use super::stats::Stats;
-use super::{offset_code, Seq, LL_CODE, MIN_MATCH, ML_CODE, OF_ALPHABET, SECTION_BYTES};
+use super::{offset_code, Seq, LL_CODE, MIN_MATCH, ML_CODE, SECTION_BYTES};
 use crate::entropy::bits::BitWriter;
-use crate::entropy::{fse, histogram, huffman};
+use crate::entropy::{fse, huffman};
 use crate::varint;
 
 /// Literal section modes.
@@ -25,27 +25,68 @@ const OF_LOG: u32 = 9;
 /// Reusable encoder memory.
 #[derive(Default)]
 pub struct PayloadScratch {
+    /// The literal-length, match-length and offset code of every sequence of the block.
     codes: [Vec<u8>; 3],
+    /// Every sequence's three extra-bit fields packed low to high, and their bit count
+    /// ([`SPLIT_FIELDS`] where they do not fit one put).
+    extra: Vec<u64>,
+    extra_bits: Vec<u8>,
     fse_bits: Vec<(u32, u8)>,
     stream: Vec<u8>,
 }
 
+/// An `extra_bits` entry whose fields are put one by one (over 56 bits: lengths in the
+/// millions).
+const SPLIT_FIELDS: u8 = u8::MAX;
+
 /// Appends the payload for `literals` and `seqs` (a parse of one block) to `out`.
 pub fn write_payload(literals: &[u8], seqs: &[Seq], s: &mut PayloadScratch, out: &mut Vec<u8>) {
-    let cuts = plan_sections(literals, seqs);
-    varint::put(out, cuts.len() as u64);
+    sequence_codes(seqs, s);
+    let sections = plan_sections(literals, seqs, s);
+    varint::put(out, sections.len() as u64);
     let (mut q0, mut l0) = (0, 0);
-    for (q1, l1) in cuts {
-        write_section(&literals[l0..l1], &seqs[q0..q1], s, out);
+    for (q1, l1, stats) in sections {
+        write_section(&literals[l0..l1], seqs, q0..q1, &stats, s, out);
         (q0, l0) = (q1, l1);
     }
 }
 
-/// Where sections end, as (sequence, literal) indexes: the block is cut into pieces of about
-/// [`SECTION_BYTES`] / 4 decoded bytes, and a range of pieces is split in two (at the best
-/// piece boundary, recursively) wherever the entropy of its streams, coded with one set of
-/// tables per side, beats one set for both by more than a second set of tables costs.
-fn plan_sections(literals: &[u8], seqs: &[Seq]) -> Vec<(usize, usize)> {
+/// Fills the scratch's code and extra-bit arrays for `seqs`: the one place each sequence's
+/// fields are split into codes and extra bits.
+fn sequence_codes(seqs: &[Seq], s: &mut PayloadScratch) {
+    let n = seqs.len();
+    for c in s.codes.iter_mut() {
+        c.clear();
+        c.resize(n, 0);
+    }
+    s.extra.clear();
+    s.extra.resize(n, 0);
+    s.extra_bits.clear();
+    s.extra_bits.resize(n, 0);
+    let [llc, mlc, ofc] = &mut s.codes;
+    let (extra, extra_bits) = (&mut s.extra[..n], &mut s.extra_bits[..n]);
+    let (llc, mlc, ofc) = (&mut llc[..n], &mut mlc[..n], &mut ofc[..n]);
+    for (i, q) in seqs.iter().enumerate() {
+        let (l, lb, lx) = LL_CODE.code(q.ll);
+        let (m, mb, mx) = ML_CODE.code(q.ml - MIN_MATCH as u32);
+        let (o, ob, ox) = offset_code(q.ov);
+        (llc[i], mlc[i], ofc[i]) = (l, m, o);
+        let bits = lb + mb + ob;
+        if bits <= 56 {
+            extra[i] = u64::from(lx) | u64::from(mx) << lb | u64::from(ox) << (lb + mb);
+            extra_bits[i] = bits as u8;
+        } else {
+            extra_bits[i] = SPLIT_FIELDS;
+        }
+    }
+}
+
+/// Where sections end, as (sequence, literal) indexes, with each section's statistics: the
+/// block is cut into pieces of about [`SECTION_BYTES`] / 4 decoded bytes, and a range of
+/// pieces is split in two (at the best piece boundary, recursively) wherever the entropy of
+/// its streams, coded with one set of tables per side, beats one set for both by more than a
+/// second set of tables costs.
+fn plan_sections(literals: &[u8], seqs: &[Seq], s: &PayloadScratch) -> Vec<(usize, usize, Stats)> {
     let piece = SECTION_BYTES / 4;
     let mut pieces: Vec<(usize, usize)> = Vec::new();
     let (mut pos, mut lit) = (0usize, 0usize);
@@ -63,15 +104,13 @@ fn plan_sections(literals: &[u8], seqs: &[Seq]) -> Vec<(usize, usize)> {
         Some(c) if c.0 == seqs.len() => c.1 = literals.len(),
         _ => pieces.push((seqs.len(), literals.len())),
     }
-    if pieces.len() == 1 {
-        return pieces;
-    }
     let stats: Vec<Stats> = {
         let (mut q0, mut l0) = (0, 0);
         pieces
             .iter()
             .map(|&(q1, l1)| {
-                let st = Stats::of(&literals[l0..l1], &seqs[q0..q1]);
+                let codes = s.codes.each_ref().map(|c| &c[q0..q1]);
+                let st = Stats::of_codes(&literals[l0..l1], codes);
                 (q0, l0) = (q1, l1);
                 st
             })
@@ -79,7 +118,17 @@ fn plan_sections(literals: &[u8], seqs: &[Seq]) -> Vec<(usize, usize)> {
     };
     let mut ends = Vec::new();
     split(&stats, 0, stats.len(), &mut ends);
-    ends.into_iter().map(|k| pieces[k - 1]).collect()
+    let mut first = 0;
+    ends.into_iter()
+        .map(|k| {
+            let mut whole = Stats::empty();
+            for st in &stats[first..k] {
+                whole.add(st, 1);
+            }
+            first = k;
+            (pieces[k - 1].0, pieces[k - 1].1, whole)
+        })
+        .collect()
 }
 
 /// Splits pieces `a..b` where it pays; pushes the end piece (exclusive) of each section.
@@ -111,46 +160,59 @@ fn split(stats: &[Stats], a: usize, b: usize, ends: &mut Vec<usize>) {
     ends.push(b);
 }
 
-/// One section: its literals, then its sequences.
-fn write_section(literals: &[u8], seqs: &[Seq], s: &mut PayloadScratch, out: &mut Vec<u8>) {
-    write_literals(literals, out);
-    varint::put(out, seqs.len() as u64);
-    if seqs.is_empty() {
+/// One section: its literals, then the sequences `range` of the block (`seqs`, whose codes
+/// and extra bits the scratch holds); `stats` are the section's histograms.
+fn write_section(
+    literals: &[u8],
+    seqs: &[Seq],
+    range: std::ops::Range<usize>,
+    stats: &Stats,
+    s: &mut PayloadScratch,
+    out: &mut Vec<u8>,
+) {
+    write_literals(literals, &stats.lit, out);
+    varint::put(out, range.len() as u64);
+    if range.is_empty() {
         return;
     }
-    let mut extra = BitWriter::with_vec(std::mem::take(&mut s.stream));
-    for c in s.codes.iter_mut() {
-        c.clear();
-    }
-    for q in seqs {
-        let (lc, lb, lx) = LL_CODE.code(q.ll);
-        let (mc, mb, mx) = ML_CODE.code(q.ml - MIN_MATCH as u32);
-        let (oc, ob, ox) = offset_code(q.ov);
-        s.codes[0].push(lc);
-        s.codes[1].push(mc);
-        s.codes[2].push(oc);
-        extra.put(u64::from(lx), lb);
-        extra.put(u64::from(mx), mb);
-        extra.put(u64::from(ox), ob);
-    }
-    let extra = extra.finish();
-    let alphabets = [LL_CODE.alphabet(), ML_CODE.alphabet(), OF_ALPHABET];
+    let freqs = [&stats.ll, &stats.ml, &stats.of];
     let logs = [LL_LOG, ML_LOG, OF_LOG];
     for k in 0..3 {
-        write_codes(&s.codes[k], alphabets[k], logs[k], &mut s.fse_bits, out);
+        let codes = &s.codes[k][range.clone()];
+        write_codes(codes, freqs[k], logs[k], &mut s.fse_bits, out);
     }
+    let mut extra = BitWriter::with_vec(std::mem::take(&mut s.stream));
+    // Typically under 3 bytes of extra bits per sequence.
+    extra.reserve(range.len() * 3);
+    let fields = s.extra[range.clone()].iter().zip(&s.extra_bits[range.clone()]);
+    for (i, (&x, &bits)) in fields.enumerate() {
+        if bits != SPLIT_FIELDS {
+            extra.put(x, u32::from(bits));
+        } else {
+            let q = &seqs[range.start + i];
+            for (_, n, v) in [
+                LL_CODE.code(q.ll),
+                ML_CODE.code(q.ml - MIN_MATCH as u32),
+                offset_code(q.ov),
+            ] {
+                extra.put(u64::from(v), n);
+            }
+        }
+    }
+    let extra = extra.finish();
     varint::put(out, extra.len() as u64);
     out.extend_from_slice(&extra);
     s.stream = extra;
 }
 
-fn write_literals(lits: &[u8], out: &mut Vec<u8>) {
+/// Writes `lits`, whose byte histogram is `freq`.
+fn write_literals(lits: &[u8], freq: &[u32], out: &mut Vec<u8>) {
     varint::put(out, lits.len() as u64);
     if lits.is_empty() {
         out.push(LIT_RAW);
         return;
     }
-    let freq = histogram(lits);
+    let freq: &[u32; 256] = freq.try_into().expect("a byte histogram");
     let present = freq.iter().filter(|&&f| f > 0).count();
     if present == 1 {
         out.push(LIT_RLE);
@@ -159,8 +221,8 @@ fn write_literals(lits: &[u8], out: &mut Vec<u8>) {
     }
     // Huffman only where it saves more than its table costs (and a little decode time).
     if lits.len() >= MIN_HUFFMAN_LITERALS {
-        let lens = huffman::build_lengths(&freq);
-        let estimate = huffman::coded_size(&freq, &lens) + 130;
+        let lens = huffman::build_lengths(freq);
+        let estimate = huffman::coded_size(freq, &lens) + 130;
         if estimate < lits.len() - lits.len() / 32 {
             out.push(LIT_HUFFMAN);
             huffman::write_table(&lens, out);
@@ -175,24 +237,21 @@ fn write_literals(lits: &[u8], out: &mut Vec<u8>) {
     out.extend_from_slice(lits);
 }
 
+/// Writes one code stream, whose histogram is `freq`.
 fn write_codes(
     codes: &[u8],
-    alphabet: usize,
+    freq: &[u32],
     max_log: u32,
     scratch: &mut Vec<(u32, u8)>,
     out: &mut Vec<u8>,
 ) {
-    let mut freq = vec![0u32; alphabet];
-    for &c in codes {
-        freq[c as usize] += 1;
-    }
     if freq.iter().filter(|&&f| f > 0).count() == 1 {
         out.push(CODES_RLE);
         out.push(codes[0]);
         return;
     }
     out.push(CODES_TANS);
-    let counts = fse::normalize(&freq, max_log);
+    let counts = fse::normalize(freq, max_log);
     fse::write_counts(&counts, out);
     let mut stream = Vec::new();
     fse::Encoder::new(&counts).encode(codes, scratch, &mut stream);

@@ -33,6 +33,18 @@ impl Stats {
         st
     }
 
+    /// The statistics of `literals` and of the sequences whose three code streams are `codes`.
+    pub fn of_codes(literals: &[u8], codes: [&[u8]; 3]) -> Self {
+        let mut st = Stats::empty();
+        st.add_literals(literals);
+        for (h, c) in [&mut st.ll, &mut st.ml, &mut st.of].into_iter().zip(codes) {
+            for (x, n) in h.iter_mut().zip(histogram(c)) {
+                *x += n;
+            }
+        }
+        st
+    }
+
     pub fn add_literals(&mut self, literals: &[u8]) {
         for (x, h) in self.lit.iter_mut().zip(histogram(literals)) {
             *x += h;

@@ -7,9 +7,17 @@
 //! or table is caught without a check per symbol.
 
 /// Appends bits to a byte vector, least significant first.
+///
+/// FAST PATH: every [`BitWriter::put`] stores the whole 64-bit accumulator at the write
+/// position and advances by the complete bytes in it, so there is no branch on whether a
+/// flush is due. The vector is kept at least 8 bytes longer than what is written (its tail is
+/// scratch until [`BitWriter::finish`] cuts it).
 #[derive(Default)]
 pub struct BitWriter {
     out: Vec<u8>,
+    /// Complete bytes written.
+    len: usize,
+    /// Bits not yet complete (fewer than 8 between calls).
     acc: u64,
     nbits: u32,
 }
@@ -24,28 +32,54 @@ impl BitWriter {
         out.clear();
         Self {
             out,
+            len: 0,
             acc: 0,
             nbits: 0,
         }
     }
 
-    /// Appends the low `n` bits of `v` (`n` ≤ 32; bits of `v` above `n` must be zero).
+    /// Makes room for about `bytes` more bytes, so that the puts that write them do not grow
+    /// the vector one step at a time.
+    pub fn reserve(&mut self, bytes: usize) {
+        let want = self.len + bytes + 8;
+        if self.out.len() < want {
+            self.out.resize(want, 0);
+        }
+    }
+
+    /// Appends the low `n` bits of `v` (`n` ≤ 56; bits of `v` above `n` must be zero).
     #[inline(always)]
     pub fn put(&mut self, v: u64, n: u32) {
-        debug_assert!(n <= 32 && (n == 32 || v >> n == 0));
+        debug_assert!(n <= 56 && (n == 56 || v >> n == 0));
+        // `nbits` < 8 and `n` ≤ 56: the sum fits the accumulator.
         self.acc |= v << self.nbits;
         self.nbits += n;
-        if self.nbits >= 32 {
-            self.out.extend_from_slice(&(self.acc as u32).to_le_bytes());
-            self.acc >>= 32;
-            self.nbits -= 32;
+        if self.len + 8 > self.out.len() {
+            self.grow();
         }
+        self.out[self.len..self.len + 8].copy_from_slice(&self.acc.to_le_bytes());
+        let bytes = self.nbits >> 3;
+        self.len += bytes as usize;
+        // `bytes` ≤ 7, so the shift is below 64.
+        self.acc >>= bytes * 8;
+        self.nbits &= 7;
+    }
+
+    #[cold]
+    fn grow(&mut self) {
+        let want = (self.out.len() * 2).max(self.len + 64);
+        self.out.resize(want, 0);
     }
 
     /// Pads the last byte with zero bits and returns the bytes.
     pub fn finish(mut self) -> Vec<u8> {
-        let bytes = self.nbits.div_ceil(8) as usize;
-        self.out.extend_from_slice(&self.acc.to_le_bytes()[..bytes]);
+        // The last put stored the accumulator after `len`, zero above its `nbits`.
+        let end = self.len + self.nbits.div_ceil(8) as usize;
+        if self.out.len() < end {
+            self.grow();
+            self.out[self.len..self.len + 8].copy_from_slice(&self.acc.to_le_bytes());
+        }
+        self.out.truncate(end);
         self.out
     }
 }
@@ -194,7 +228,7 @@ mod tests {
     fn round_trips_mixed_widths() {
         let fields: Vec<(u64, u32)> = (0..5000u64)
             .map(|i| {
-                let n = (i * 7 % 33) as u32;
+                let n = (i * 7 % 57) as u32;
                 let v = if n == 0 {
                     0
                 } else {

@@ -19,6 +19,7 @@
 mod format;
 mod logs;
 mod prune;
+mod scan;
 mod table;
 
 use std::path::Path;
@@ -29,7 +30,8 @@ use datafusion::prelude::SessionContext;
 
 pub use format::{listing_table, GlydFormat, GlydFormatFactory, GlydSource};
 pub use logs::register_log_functions;
-pub use table::{GlydTable, GlydTableFactory, ScanStats};
+pub use scan::{scan_stats, GlydScanExec, ScanStats};
+pub use table::{GlydTable, GlydTableFactory};
 
 /// Registering record archives with a DataFusion session.
 pub trait GlydContext {

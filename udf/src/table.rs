@@ -1,58 +1,43 @@
 //! [`GlydTable`], the DataFusion table provider over one table of a record archive. A scan
 //! keeps the row groups whose statistics the query's filters do not rule out (the filters are
-//! still applied after the scan: pushdown is inexact), splits them into contiguous runs, one
-//! partition each, and decodes only the projected columns of one row group at a time, on a
-//! pool of as many threads as the session's partitions (so a session of one partition uses
-//! one core, as DataFusion's own scans do).
+//! still applied after the scan: pushdown is inexact) and plans a [`GlydScanExec`] over them:
+//! contiguous runs, one partition each, decoding only the projected columns, on a pool of as
+//! many threads as the session's partitions (so a session of one partition uses one core, as
+//! DataFusion's own scans do).
 
 use std::collections::HashMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use datafusion::arrow::datatypes::SchemaRef;
-use datafusion::arrow::record_batch::{RecordBatch, RecordBatchOptions};
 use datafusion::catalog::Session;
 use datafusion::catalog::TableProviderFactory;
 use datafusion::common::stats::Precision;
 use datafusion::common::Statistics;
 use datafusion::datasource::{TableProvider, TableType};
 use datafusion::error::{DataFusionError, Result};
-use datafusion::execution::TaskContext;
 use datafusion::logical_expr::CreateExternalTable;
 use datafusion::logical_expr::{Expr, TableProviderFilterPushDown};
-use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
-use datafusion::physical_plan::streaming::{PartitionStream, StreamingTableExec};
-use datafusion::physical_plan::{ExecutionPlan, SendableRecordBatchStream};
+use datafusion::physical_plan::ExecutionPlan;
 use glyd_columnar::ArchiveReader;
 
 use crate::prune;
-
-/// What the last scan of a table planned to read: how many row groups it kept of how many,
-/// and the stored bytes of the projected columns' chunks in those row groups beside the
-/// archives' size.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct ScanStats {
-    pub row_groups: usize,
-    pub row_groups_kept: usize,
-    pub chunk_bytes: u64,
-    pub archive_bytes: u64,
-}
+use crate::scan::GlydScanExec;
 
 /// One table of one record archive.
 #[derive(Clone)]
-struct Source {
-    archive: Arc<ArchiveReader>,
-    path: PathBuf,
-    table: usize,
+pub(crate) struct Source {
+    pub archive: Arc<ArchiveReader>,
+    pub path: PathBuf,
+    pub table: usize,
 }
 
 /// A table of one or more record archives (a folder of them, alike) as a DataFusion table.
 pub struct GlydTable {
     sources: Vec<Source>,
     schema: SchemaRef,
-    last_scan: Arc<Mutex<ScanStats>>,
 }
 
 impl fmt::Debug for GlydTable {
@@ -148,7 +133,6 @@ impl GlydTable {
         Ok(GlydTable {
             sources,
             schema: Arc::new(glyd_columnar::with_string_views(&schema)),
-            last_scan: Default::default(),
         })
     }
 
@@ -171,11 +155,6 @@ impl GlydTable {
     pub fn table_name(&self) -> &str {
         let s = &self.sources[0];
         &s.archive.tables()[s.table].name
-    }
-
-    /// What the last scan planned to read.
-    pub fn last_scan(&self) -> ScanStats {
-        *self.last_scan.lock().expect("scan stats lock")
     }
 
     /// Every row group of the table, as (source, row group).
@@ -266,111 +245,15 @@ impl TableProvider for GlydTable {
         };
         let schema = Arc::new(self.schema.project(&columns)?);
         let groups = self.groups_for(filters);
-        let meta = |(i, g): (usize, usize)| &self.sources[i].archive.row_groups()[g];
-        *self.last_scan.lock().expect("scan stats lock") = ScanStats {
-            row_groups: self.all_groups().len(),
-            row_groups_kept: groups.len(),
-            chunk_bytes: groups
-                .iter()
-                .flat_map(|&at| columns.iter().map(move |&c| meta(at).columns[c].stored()))
-                .sum(),
-            archive_bytes: self.sources.iter().map(|s| s.archive.len() as u64).sum(),
-        };
-        let parts = state
-            .config_options()
-            .execution
-            .target_partitions
-            .clamp(1, groups.len().max(1));
-        let per = groups.len().div_ceil(parts).max(1);
-        // Row groups decode on a pool as large as the session (a row group's columns in
-        // parallel): a one-partition session uses one core, as DataFusion's own scans do.
-        let pool = glyd_core::pool(state.config_options().execution.target_partitions.max(1));
-        let partitions: Vec<Arc<dyn PartitionStream>> = groups
-            .chunks(per)
-            .map(|run| {
-                Arc::new(GroupRun {
-                    sources: self.sources.clone(),
-                    groups: run.to_vec(),
-                    columns: columns.clone(),
-                    schema: schema.clone(),
-                    pool: pool.clone(),
-                }) as Arc<dyn PartitionStream>
-            })
-            .collect();
-        Ok(Arc::new(StreamingTableExec::try_new(
+        Ok(Arc::new(GlydScanExec::new(
+            self.sources.clone(),
+            groups,
+            self.all_groups().len(),
+            columns,
             schema,
-            partitions,
-            None,
-            [],
-            false,
+            state.config_options().execution.target_partitions,
             limit,
-        )?))
-    }
-}
-
-/// One partition of a scan: a run of row groups, decoded one at a time when polled.
-#[derive(Clone)]
-struct GroupRun {
-    sources: Vec<Source>,
-    groups: Vec<(usize, usize)>,
-    columns: Vec<usize>,
-    schema: SchemaRef,
-    /// Where row groups decode; `None` (the OS gave no threads): rayon's global pool.
-    pool: Option<Arc<rayon::ThreadPool>>,
-}
-
-impl fmt::Debug for GroupRun {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "GroupRun({} row groups)", self.groups.len())
-    }
-}
-
-impl GroupRun {
-    /// The batches of row group `g` of source `i`, of at most `size` rows.
-    fn batches(
-        &self,
-        (i, g): (usize, usize),
-        size: usize,
-    ) -> Box<dyn Iterator<Item = Result<RecordBatch>> + Send> {
-        let s = &self.sources[i];
-        if self.columns.is_empty() {
-            // No columns wanted (`count(*)`): only the row count, from the header.
-            let rows = s.archive.row_groups()[g].rows as usize;
-            let opts = RecordBatchOptions::new().with_row_count(Some(rows));
-            let batch = RecordBatch::try_new_with_options(self.schema.clone(), vec![], &opts)
-                .map_err(Into::into);
-            return Box::new(std::iter::once(batch));
-        }
-        let read = || s.archive.read_batches(Some(&self.columns), g, size, true);
-        let batches = match &self.pool {
-            Some(pool) => pool.install(read),
-            None => read(),
-        };
-        match batches {
-            Ok(batches) => {
-                let path = s.path.clone();
-                Box::new(batches.map(move |b| b.map_err(|e| external(&path, e))))
-            }
-            Err(e) => Box::new(std::iter::once(Err(external(&s.path, e)))),
-        }
-    }
-}
-
-impl PartitionStream for GroupRun {
-    fn schema(&self) -> &SchemaRef {
-        &self.schema
-    }
-
-    fn execute(&self, ctx: Arc<TaskContext>) -> SendableRecordBatchStream {
-        let run = self.clone();
-        // A row group's chunks decode once; its batches, of the session's size, are made as
-        // they are polled: the operators above work best on batches that fit in cache.
-        let size = ctx.session_config().batch_size().max(1);
-        let batches = (0..run.groups.len()).flat_map(move |k| run.batches(run.groups[k], size));
-        Box::pin(RecordBatchStreamAdapter::new(
-            self.schema.clone(),
-            futures::stream::iter(batches),
-        ))
+        )))
     }
 }
 

@@ -8,7 +8,7 @@ use glyd_columnar::{sniff, Format};
 use glyd_udf::{register_glyd_tables, GlydContext, GlydTable};
 
 mod common;
-use common::table_text;
+use common::{table_text, table_text_and_scan};
 
 fn hdfs_csv() -> PathBuf {
     common::example("HDFS_2k.log_structured.csv")
@@ -62,28 +62,107 @@ async fn log_queries_match_csv_and_parquet() {
 #[tokio::test]
 async fn selective_filters_skip_row_groups() {
     let dir = tempfile::tempdir().unwrap();
-    let (ctx, table) = hdfs(dir.path()).await;
+    let (ctx, _) = hdfs(dir.path()).await;
     let query = "SELECT \"LineId\", \"Level\" FROM {t} WHERE \"LineId\" BETWEEN 1500 AND 1510 ORDER BY \"LineId\"";
     let want = table_text(&ctx, &query.replace("{t}", "csv")).await;
-    let got = table_text(&ctx, &query.replace("{t}", "logs")).await;
+    let (got, scan) = table_text_and_scan(&ctx, &query.replace("{t}", "logs")).await;
     assert_eq!(got, want);
-    let scan = table.last_scan();
     assert!(scan.row_groups > 20, "{scan:?}");
     assert!(scan.row_groups_kept <= 2, "{scan:?}");
-    assert!(scan.chunk_bytes * 20 < scan.archive_bytes, "{scan:?}");
+    assert!(scan.bytes_decoded > 0, "{scan:?}");
+    assert!(scan.bytes_decoded * 20 < scan.archive_bytes, "{scan:?}");
 
     // A text prefix and an equality prune too; an impossible range reads nothing.
     let query = "SELECT count(*) FROM {t} WHERE \"EventId\" = 'E5' AND \"LineId\" < 50";
     let want = table_text(&ctx, &query.replace("{t}", "csv")).await;
-    let got = table_text(&ctx, &query.replace("{t}", "logs")).await;
+    let (got, scan) = table_text_and_scan(&ctx, &query.replace("{t}", "logs")).await;
     assert_eq!(got, want);
-    assert!(
-        table.last_scan().row_groups_kept <= 1,
-        "{:?}",
-        table.last_scan()
+    assert!(scan.row_groups_kept <= 1, "{scan:?}");
+    let (_, scan) =
+        table_text_and_scan(&ctx, "SELECT count(*) FROM logs WHERE \"LineId\" > 5000").await;
+    assert_eq!(
+        (scan.row_groups_kept, scan.bytes_decoded),
+        (0, 0),
+        "{scan:?}"
     );
-    table_text(&ctx, "SELECT count(*) FROM logs WHERE \"LineId\" > 5000").await;
-    assert_eq!(table.last_scan().row_groups_kept, 0);
+}
+
+/// The bar, read from the scan's metrics: a filter that matches under 1% of the row
+/// groups decodes under 5% of the archive's bytes.
+#[tokio::test]
+async fn a_selective_query_decodes_under_5_percent_of_the_archive() {
+    let mut csv = String::from("id,level,message\n");
+    let rows = 200_000;
+    for i in 0..rows {
+        let level = ["INFO", "WARN", "ERROR"][(i * 7 % 10 / 4) as usize];
+        csv.push_str(&format!(
+            "{i},{level},request {} took {} ms\n",
+            i * 31 % 977,
+            i % 89
+        ));
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("events.glyd");
+    archive(
+        csv.as_bytes(),
+        sniff(csv.as_bytes(), true).unwrap().into(),
+        16 << 10,
+        &path,
+    );
+    let ctx = SessionContext::new();
+    ctx.register_glyd("events", &path).unwrap();
+    let (got, scan) = table_text_and_scan(
+        &ctx,
+        "SELECT id, message FROM events WHERE id BETWEEN 123456 AND 123460 ORDER BY id",
+    )
+    .await;
+    for i in 123456..=123460 {
+        let line = format!("| {i:<6} | request {} took {} ms", i * 31 % 977, i % 89);
+        assert!(got.contains(&line), "{line} missing:\n{got}");
+    }
+    assert_eq!(got.lines().count(), 5 + 4, "{got}");
+    assert!(scan.row_groups > 200, "{scan:?}");
+    assert!(scan.row_groups_kept * 100 < scan.row_groups, "{scan:?}");
+    assert!(scan.bytes_decoded > 0, "{scan:?}");
+    assert!(scan.bytes_decoded * 20 < scan.archive_bytes, "{scan:?}");
+}
+
+#[tokio::test]
+async fn explain_analyze_shows_what_the_scan_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let (ctx, _) = hdfs(dir.path()).await;
+    let plan = table_text(
+        &ctx,
+        "EXPLAIN ANALYZE SELECT count(*) FROM logs WHERE \"LineId\" BETWEEN 10 AND 20",
+    )
+    .await;
+    assert!(
+        plan.contains("GlydScanExec: files=1, row_groups=1 of "),
+        "{plan}"
+    );
+    for metric in [
+        "bytes_decoded=",
+        "archive_bytes=",
+        "row_groups_kept=1",
+        "decode_time=",
+    ] {
+        assert!(plan.contains(metric), "{metric} missing:\n{plan}");
+    }
+}
+
+#[tokio::test]
+async fn a_limit_stops_decoding() {
+    let dir = tempfile::tempdir().unwrap();
+    let (ctx, _) = hdfs(dir.path()).await;
+    let (all, whole) = table_text_and_scan(&ctx, "SELECT \"Content\" FROM logs").await;
+    let (some, limited) = table_text_and_scan(&ctx, "SELECT \"Content\" FROM logs LIMIT 3").await;
+    assert_eq!(some.lines().count(), 3 + 4, "{some}");
+    let first = some.lines().nth(3).unwrap().trim_matches(['|', ' ']);
+    assert!(all.contains(first), "{first}");
+    assert!(
+        limited.bytes_decoded * 10 < whole.bytes_decoded,
+        "{limited:?} vs {whole:?}"
+    );
 }
 
 #[tokio::test]
@@ -110,11 +189,11 @@ async fn dictionaries_prune_what_min_and_max_cannot() {
     );
     let table = std::sync::Arc::new(GlydTable::open(&path).unwrap());
     let ctx = SessionContext::new();
-    ctx.register_table("k", table.clone()).unwrap();
-    let groups = {
-        table_text(&ctx, "SELECT count(*) FROM k").await;
-        table.last_scan().row_groups
-    };
+    ctx.register_table("k", table).unwrap();
+    let groups = table_text_and_scan(&ctx, "SELECT count(*) FROM k")
+        .await
+        .1
+        .row_groups;
     assert!(groups > 5, "{groups} row groups");
     for (query, count) in [
         ("SELECT count(*) AS n FROM k WHERE kind = 'beta'", 1),
@@ -125,18 +204,17 @@ async fn dictionaries_prune_what_min_and_max_cannot() {
         ),
         ("SELECT count(*) AS n FROM k WHERE kind = 'delta'", 0),
     ] {
-        let got = table_text(&ctx, query).await;
+        let (got, scan) = table_text_and_scan(&ctx, query).await;
         assert!(got.contains(&format!("| {count} |")), "{query}: {got}");
-        let scan = table.last_scan();
         assert_eq!(scan.row_groups_kept, count, "{query}: {scan:?}");
     }
     // Values every row group holds keep them all.
-    table_text(
+    let (_, scan) = table_text_and_scan(
         &ctx,
         "SELECT count(*) FROM k WHERE kind IN ('alpha', 'beta')",
     )
     .await;
-    assert_eq!(table.last_scan().row_groups_kept, groups);
+    assert_eq!(scan.row_groups_kept, groups);
 }
 
 #[tokio::test]

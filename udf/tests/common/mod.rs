@@ -7,8 +7,10 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use datafusion::arrow::util::pretty::pretty_format_batches;
+use datafusion::physical_plan::collect;
 use datafusion::prelude::{ParquetReadOptions, SessionContext};
 use glyd_columnar::{Format, RecordWriter, WriteOptions};
+use glyd_udf::{scan_stats, ScanStats};
 
 /// A file of `examples/data/`.
 pub fn example(name: &str) -> PathBuf {
@@ -38,6 +40,21 @@ pub async fn table_text(ctx: &SessionContext, sql: &str) -> String {
         .await
         .unwrap_or_else(|e| panic!("{sql}: {e}"));
     pretty_format_batches(&batches).unwrap().to_string()
+}
+
+/// The result of `sql` as an aligned table, and what its archive scans read (from their
+/// metrics, after the run).
+pub async fn table_text_and_scan(ctx: &SessionContext, sql: &str) -> (String, ScanStats) {
+    let df = ctx.sql(sql).await.unwrap_or_else(|e| panic!("{sql}: {e}"));
+    let plan = df
+        .create_physical_plan()
+        .await
+        .unwrap_or_else(|e| panic!("{sql}: {e}"));
+    let batches = collect(plan.clone(), ctx.task_ctx())
+        .await
+        .unwrap_or_else(|e| panic!("{sql}: {e}"));
+    let text = pretty_format_batches(&batches).unwrap().to_string();
+    (text, scan_stats(&plan))
 }
 
 /// The error `sql` fails with, planning or running; panics if it succeeds.

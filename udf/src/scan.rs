@@ -1,0 +1,329 @@
+//! [`GlydScanExec`], the physical plan node of a scan of a [`GlydTable`](crate::GlydTable):
+//! each partition is a run of row groups, decoded one row group at a time as the stream is
+//! polled, only the projected columns. Its metrics say what the scan cost: row groups pruned
+//! and kept, stored bytes decoded beside the archives' size, and decode time; `EXPLAIN
+//! ANALYZE` shows them, and [`scan_stats`] reads them from an executed plan.
+
+use std::fmt;
+use std::sync::Arc;
+
+use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::arrow::record_batch::{RecordBatch, RecordBatchOptions};
+use datafusion::common::tree_node::TreeNodeRecursion;
+use datafusion::error::{DataFusionError, Result};
+use datafusion::execution::TaskContext;
+use datafusion::physical_expr::EquivalenceProperties;
+use datafusion::physical_plan::coop::make_cooperative;
+use datafusion::physical_plan::execution_plan::{Boundedness, EmissionType};
+use datafusion::physical_plan::limit::LimitStream;
+use datafusion::physical_plan::metrics::{
+    BaselineMetrics, Count, ExecutionPlanMetricsSet, MetricBuilder, MetricsSet, Time,
+};
+use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
+use datafusion::physical_plan::{
+    DisplayAs, DisplayFormatType, ExecutionPlan, Partitioning, PhysicalExpr, PlanProperties,
+    SendableRecordBatchStream,
+};
+
+use crate::table::{external, Source};
+
+/// Metric names.
+const ROW_GROUPS: &str = "row_groups";
+const ROW_GROUPS_KEPT: &str = "row_groups_kept";
+const BYTES_DECODED: &str = "bytes_decoded";
+const ARCHIVE_BYTES: &str = "archive_bytes";
+const DECODE_TIME: &str = "decode_time";
+
+/// What a scan read, summed over the scans of a plan (see [`scan_stats`]): the row groups of
+/// its tables and how many the filters kept, the stored bytes of the column chunks it decoded,
+/// and the size of its archives.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ScanStats {
+    pub row_groups: usize,
+    pub row_groups_kept: usize,
+    pub bytes_decoded: u64,
+    pub archive_bytes: u64,
+}
+
+/// The scans' statistics of an executed `plan` (every [`GlydScanExec`] in it, summed).
+pub fn scan_stats(plan: &Arc<dyn ExecutionPlan>) -> ScanStats {
+    let mut total = ScanStats::default();
+    let mut stack = vec![plan];
+    while let Some(p) = stack.pop() {
+        if let Some(scan) = p.downcast_ref::<GlydScanExec>() {
+            let s = scan.stats();
+            total.row_groups += s.row_groups;
+            total.row_groups_kept += s.row_groups_kept;
+            total.bytes_decoded += s.bytes_decoded;
+            total.archive_bytes += s.archive_bytes;
+        }
+        stack.extend(p.children());
+    }
+    total
+}
+
+/// A scan of the projected columns of some row groups of a table's archives.
+pub struct GlydScanExec {
+    sources: Vec<Source>,
+    /// Each partition's row groups, as (source, row group).
+    runs: Vec<Vec<(usize, usize)>>,
+    columns: Vec<usize>,
+    schema: SchemaRef,
+    /// Where row groups decode; `None` (the OS gave no threads): rayon's global pool.
+    pool: Option<Arc<rayon::ThreadPool>>,
+    limit: Option<usize>,
+    /// Row groups of the table, kept or not.
+    row_groups: usize,
+    properties: Arc<PlanProperties>,
+    metrics: ExecutionPlanMetricsSet,
+}
+
+impl GlydScanExec {
+    /// A scan of `columns` (whose schema is `schema`) of the row groups `groups` of
+    /// `sources`, which hold `row_groups` in all, in at most `partitions` partitions. Row
+    /// groups decode on a pool of `partitions` threads (a row group's columns in parallel):
+    /// a one-partition session uses one core, as DataFusion's own scans do.
+    pub(crate) fn new(
+        sources: Vec<Source>,
+        groups: Vec<(usize, usize)>,
+        row_groups: usize,
+        columns: Vec<usize>,
+        schema: SchemaRef,
+        partitions: usize,
+        limit: Option<usize>,
+    ) -> Self {
+        let pool = glyd_core::pool(partitions.max(1));
+        let per = groups.len().div_ceil(partitions.max(1)).max(1);
+        let mut runs: Vec<Vec<(usize, usize)>> = groups.chunks(per).map(<[_]>::to_vec).collect();
+        if runs.is_empty() {
+            // Nothing kept: one partition that yields nothing.
+            runs.push(Vec::new());
+        }
+        let metrics = ExecutionPlanMetricsSet::new();
+        let kept = groups.len();
+        MetricBuilder::new(&metrics)
+            .global_counter(ROW_GROUPS)
+            .add(row_groups);
+        MetricBuilder::new(&metrics)
+            .global_counter(ROW_GROUPS_KEPT)
+            .add(kept);
+        MetricBuilder::new(&metrics)
+            .global_counter(ARCHIVE_BYTES)
+            .add(sources.iter().map(|s| s.archive.len()).sum());
+        let properties = Arc::new(PlanProperties::new(
+            EquivalenceProperties::new(schema.clone()),
+            Partitioning::UnknownPartitioning(runs.len()),
+            EmissionType::Incremental,
+            Boundedness::Bounded,
+        ));
+        GlydScanExec {
+            sources,
+            runs,
+            columns,
+            schema,
+            pool,
+            limit,
+            row_groups,
+            properties,
+            metrics,
+        }
+    }
+
+    /// What this scan has read so far (all of it, once every partition has run).
+    pub fn stats(&self) -> ScanStats {
+        let m = self.metrics.clone_inner();
+        let sum = |name| m.sum_by_name(name).map_or(0, |v| v.as_usize());
+        ScanStats {
+            row_groups: sum(ROW_GROUPS),
+            row_groups_kept: sum(ROW_GROUPS_KEPT),
+            bytes_decoded: sum(BYTES_DECODED) as u64,
+            archive_bytes: sum(ARCHIVE_BYTES) as u64,
+        }
+    }
+}
+
+impl fmt::Debug for GlydScanExec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("GlydScanExec")
+            .field("files", &self.sources.len())
+            .field("runs", &self.runs)
+            .field("columns", &self.columns)
+            .field("limit", &self.limit)
+            .finish()
+    }
+}
+
+impl DisplayAs for GlydScanExec {
+    fn fmt_as(&self, t: DisplayFormatType, f: &mut fmt::Formatter) -> fmt::Result {
+        let kept: usize = self.runs.iter().map(Vec::len).sum();
+        let names: Vec<&str> = self
+            .schema
+            .fields()
+            .iter()
+            .map(|c| c.name().as_str())
+            .collect();
+        match t {
+            DisplayFormatType::TreeRender => {
+                writeln!(f, "files={}", self.sources.len())?;
+                writeln!(f, "row_groups={kept} of {}", self.row_groups)?;
+                write!(f, "projection=[{}]", names.join(", "))
+            }
+            _ => {
+                write!(
+                    f,
+                    "GlydScanExec: files={}, row_groups={kept} of {}, partitions={}, projection=[{}]",
+                    self.sources.len(),
+                    self.row_groups,
+                    self.runs.len(),
+                    names.join(", ")
+                )?;
+                if let Some(n) = self.limit {
+                    write!(f, ", fetch={n}")?;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+impl ExecutionPlan for GlydScanExec {
+    fn name(&self) -> &str {
+        "GlydScanExec"
+    }
+
+    fn properties(&self) -> &Arc<PlanProperties> {
+        &self.properties
+    }
+
+    fn children(&self) -> Vec<&Arc<dyn ExecutionPlan>> {
+        vec![]
+    }
+
+    fn apply_expressions(
+        &self,
+        _f: &mut dyn FnMut(&Arc<dyn PhysicalExpr>) -> Result<TreeNodeRecursion>,
+    ) -> Result<TreeNodeRecursion> {
+        Ok(TreeNodeRecursion::Continue)
+    }
+
+    fn with_new_children(
+        self: Arc<Self>,
+        children: Vec<Arc<dyn ExecutionPlan>>,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        if children.is_empty() {
+            Ok(self)
+        } else {
+            Err(DataFusionError::Internal(
+                "GlydScanExec has no children to replace".into(),
+            ))
+        }
+    }
+
+    fn execute(
+        &self,
+        partition: usize,
+        ctx: Arc<TaskContext>,
+    ) -> Result<SendableRecordBatchStream> {
+        let groups = self.runs.get(partition).cloned().ok_or_else(|| {
+            DataFusionError::Internal(format!(
+                "GlydScanExec has {} partitions, not {}",
+                self.runs.len(),
+                partition + 1
+            ))
+        })?;
+        let run = GroupRun {
+            sources: self.sources.clone(),
+            columns: self.columns.clone(),
+            schema: self.schema.clone(),
+            pool: self.pool.clone(),
+            bytes_decoded: MetricBuilder::new(&self.metrics).counter(BYTES_DECODED, partition),
+            decode_time: MetricBuilder::new(&self.metrics).subset_time(DECODE_TIME, partition),
+        };
+        // A row group's chunks decode once; its batches, of the session's size, are made as
+        // they are polled: the operators above work best on batches that fit in cache.
+        let size = ctx.session_config().batch_size().max(1);
+        let batches = groups.into_iter().flat_map(move |g| run.batches(g, size));
+        let stream = make_cooperative(Box::pin(RecordBatchStreamAdapter::new(
+            self.schema.clone(),
+            futures::stream::iter(batches),
+        )));
+        let baseline = BaselineMetrics::new(&self.metrics, partition);
+        // Without a limit the stream passes through with its rows counted; with one, it stops
+        // polling (and so decoding) once the limit is reached.
+        Ok(Box::pin(LimitStream::new(stream, 0, self.limit, baseline)))
+    }
+
+    fn metrics(&self) -> Option<MetricsSet> {
+        Some(self.metrics.clone_inner())
+    }
+
+    fn fetch(&self) -> Option<usize> {
+        self.limit
+    }
+
+    fn with_fetch(&self, limit: Option<usize>) -> Option<Arc<dyn ExecutionPlan>> {
+        Some(Arc::new(GlydScanExec {
+            sources: self.sources.clone(),
+            runs: self.runs.clone(),
+            columns: self.columns.clone(),
+            schema: self.schema.clone(),
+            pool: self.pool.clone(),
+            limit,
+            row_groups: self.row_groups,
+            properties: self.properties.clone(),
+            metrics: self.metrics.clone(),
+        }))
+    }
+}
+
+/// One partition of a scan while it runs: decodes row groups into batches, counting the
+/// stored bytes it decodes and the time it takes (chunks to values, values to batches).
+struct GroupRun {
+    sources: Vec<Source>,
+    columns: Vec<usize>,
+    schema: SchemaRef,
+    pool: Option<Arc<rayon::ThreadPool>>,
+    bytes_decoded: Count,
+    decode_time: Time,
+}
+
+impl GroupRun {
+    /// The batches of row group `g` of source `i`, of at most `size` rows.
+    fn batches(
+        &self,
+        (i, g): (usize, usize),
+        size: usize,
+    ) -> Box<dyn Iterator<Item = Result<RecordBatch>> + Send> {
+        let s = &self.sources[i];
+        let meta = &s.archive.row_groups()[g];
+        if self.columns.is_empty() {
+            // No columns wanted (`count(*)`): only the row count, from the header.
+            let opts = RecordBatchOptions::new().with_row_count(Some(meta.rows as usize));
+            let batch = RecordBatch::try_new_with_options(self.schema.clone(), vec![], &opts)
+                .map_err(Into::into);
+            return Box::new(std::iter::once(batch));
+        }
+        let stored: u64 = self.columns.iter().map(|&c| meta.columns[c].stored()).sum();
+        self.bytes_decoded.add(stored as usize);
+        let timer = self.decode_time.timer();
+        let read = || s.archive.read_batches(Some(&self.columns), g, size, true);
+        let batches = match &self.pool {
+            Some(pool) => pool.install(read),
+            None => read(),
+        };
+        timer.done();
+        match batches {
+            Ok(mut batches) => {
+                let path = s.path.clone();
+                // Making each batch from the decoded chunks is decode time too.
+                let time = self.decode_time.clone();
+                let timed = std::iter::from_fn(move || {
+                    let _timer = time.timer();
+                    batches.next()
+                });
+                Box::new(timed.map(move |b| b.map_err(|e| external(&path, e))))
+            }
+            Err(e) => Box::new(std::iter::once(Err(external(&s.path, e)))),
+        }
+    }
+}

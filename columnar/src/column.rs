@@ -726,11 +726,19 @@ pub fn varint_estimate(values: &[i64]) -> usize {
 
 /// Refuses entries picked by `ids` (ends in `offsets`) that come to more than `max_text`
 /// bytes in all: a hostile column cannot expand past its row group's input.
+/// Every id must name an entry (an id past them is an error, not a panic).
 fn check_text_size(ids: &[u32], offsets: &[u32], max_text: usize, what: &str) -> Result<()> {
-    let text: u64 = ids
-        .iter()
-        .map(|&i| u64::from(offsets[i as usize + 1] - offsets[i as usize]))
-        .sum();
+    let entries = offsets.len().saturating_sub(1);
+    if ids.iter().copied().max().is_some_and(|m| m as usize >= entries) {
+        return Err(Error::corrupt(
+            "column chunk",
+            0,
+            format!("{what} name an entry past the {entries} entries"),
+        ));
+    }
+    // Each entry's length once, then one load per id (ids repeat a few entries).
+    let lens: Vec<u32> = offsets.windows(2).map(|w| w[1] - w[0]).collect();
+    let text: u64 = ids.iter().map(|&i| u64::from(lens[i as usize])).sum();
     if text > max_text as u64 {
         return Err(Error::corrupt(
             "column chunk",
@@ -1597,10 +1605,7 @@ pub fn decode(
                     .map(|p| u32::from(u16::from_le_bytes([p[0], p[1]])))
                     .collect()
             };
-            if ids.iter().any(|&i| i as usize >= entry_count) {
-                return Err(bad("dictionary id past the dictionary".into()));
-            }
-            check_text_size(&ids, &offsets, max_text, "dictionary values")?;
+            check_text_size(&ids, &offsets, max_text, "dictionary ids")?;
             Some(ids)
         }
     };
@@ -1734,11 +1739,18 @@ impl Column {
         let (views, checked) = match ids {
             Some(ids) => {
                 let ids = ids.get(range).ok_or_else(|| corrupt("ids end early"))?;
-                let views = ids
+                // Ids were checked against the entries when the chunk was decoded; checked
+                // again here, once per batch (a vectorized max), so that the gather below
+                // is one load per row.
+                if ids
                     .iter()
-                    .map(|&e| tv.entries.get(e as usize).copied())
-                    .collect::<Option<Vec<u128>>>()
-                    .ok_or_else(|| corrupt("dictionary id past its entries"))?;
+                    .copied()
+                    .max()
+                    .is_some_and(|m| m as usize >= tv.entries.len())
+                {
+                    return Err(corrupt("dictionary id past its entries"));
+                }
+                let views: Vec<u128> = ids.iter().map(|&e| tv.entries[e as usize]).collect();
                 (views, tv.utf8)
             }
             None => {
@@ -2358,6 +2370,18 @@ pub fn spell(array: &dyn arrow_array::Array, row: usize, out: &mut Vec<u8>) -> O
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn dictionary_ids_past_the_entries_or_the_input_are_errors() {
+        let offsets = [0u32, 3, 5];
+        assert!(check_text_size(&[0, 1, 1], &offsets, 100, "ids").is_ok());
+        let e = check_text_size(&[0, 2], &offsets, 100, "ids").unwrap_err();
+        assert!(e.to_string().contains("past the 2 entries"), "{e}");
+        // 3 + 2 bytes of values from 4 bytes of input.
+        let e = check_text_size(&[0, 1], &offsets, 4, "ids").unwrap_err();
+        assert!(e.to_string().contains("more than the 4 input bytes"), "{e}");
+        assert!(check_text_size(&[], &[0], 0, "ids").is_ok());
+    }
 
     fn typed(values: Vec<i64>, flags: Option<Vec<u8>>, link: Option<Link>) -> Option<Column> {
         Some(Column::Typed {

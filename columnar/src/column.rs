@@ -729,7 +729,12 @@ pub fn varint_estimate(values: &[i64]) -> usize {
 /// Every id must name an entry (an id past them is an error, not a panic).
 fn check_text_size(ids: &[u32], offsets: &[u32], max_text: usize, what: &str) -> Result<()> {
     let entries = offsets.len().saturating_sub(1);
-    if ids.iter().copied().max().is_some_and(|m| m as usize >= entries) {
+    if ids
+        .iter()
+        .copied()
+        .max()
+        .is_some_and(|m| m as usize >= entries)
+    {
         return Err(Error::corrupt(
             "column chunk",
             0,
@@ -1422,6 +1427,14 @@ pub enum Column {
     },
     /// A column of an Arrow table as its Arrow IPC stream (see [`Kind::Arrow`]).
     Arrow(Vec<u8>),
+}
+
+impl Column {
+    /// Whether any text value (or dictionary entry) of the column holds `byte`; typed
+    /// columns hold none.
+    pub fn text_contains(&self, byte: u8) -> bool {
+        matches!(self, Column::Text { data, .. } if memchr::memchr(byte, data).is_some())
+    }
 }
 
 /// Whether byte `at` of valid UTF-8 `data` begins a character (or is its end).

@@ -31,6 +31,7 @@ mod bytes;
 pub mod column;
 pub mod delimited;
 mod error;
+pub mod escapes;
 mod exceptions;
 pub mod fields;
 pub mod json;

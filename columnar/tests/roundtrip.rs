@@ -817,3 +817,73 @@ fn detection_picks_the_right_format_on_every_corpus_file() {
         assert!(ok, "{name} detected as {got:?}");
     }
 }
+
+/// Text read as Arrow is each value, its format's escapes undone (JSON `\"` and `\u`, COPY
+/// `\t`, SQL `''`), while the archive still rebuilds the escapes as spelled.
+#[test]
+fn text_values_read_as_arrow_without_their_escapes() {
+    // The value of `column` in table `table` (of a one-table archive: 0) at each row.
+    fn values(archive: &[u8], table: usize, column: &str) -> Vec<String> {
+        let reader = ArchiveReader::from_bytes(archive.to_vec()).unwrap();
+        let c = reader
+            .table_schema(table)
+            .unwrap()
+            .index_of(column)
+            .unwrap();
+        let mut out = Vec::new();
+        for g in reader.groups_of(table) {
+            for views in [false, true] {
+                let batches: Vec<_> = reader
+                    .read_batches(Some(&[c]), g, 3, views)
+                    .unwrap()
+                    .map(|b| b.unwrap())
+                    .collect();
+                let got: Vec<String> = batches
+                    .iter()
+                    .flat_map(|b| (0..b.num_rows()).map(|k| text(b.column(0), k).to_string()))
+                    .collect();
+                if views {
+                    assert_eq!(got, out[out.len() - got.len()..], "views agree");
+                } else {
+                    out.extend(got);
+                }
+            }
+            let whole = reader.read(Some(&[c]), g..g + 1).unwrap();
+            let n = whole[0].num_rows();
+            let got: Vec<String> = (0..n).map(|k| text(whole[0].column(0), k).into()).collect();
+            assert_eq!(got, out[out.len() - n..], "read agrees with read_batches");
+        }
+        out
+    }
+    let opts = WriteOptions::default();
+
+    let mut jsonl = String::new();
+    for i in 0..40 {
+        jsonl.push_str(&format!(
+            "{{\"id\": {i}, \"msg\": \"say \\\"hi\\\" to caf\\u00e9 {i}\", \"path\": \"a\\\\b\"}}\n"
+        ));
+    }
+    let f = glyd_columnar::detect(jsonl.as_bytes(), true).unwrap();
+    let archive = check(jsonl.as_bytes(), f, &opts, 1 << 20);
+    let msg = values(&archive, 0, "msg");
+    assert_eq!(msg[7], "say \"hi\" to café 7");
+    assert!(values(&archive, 0, "path").iter().all(|p| p == "a\\b"));
+
+    let copy = "COPY public.t (id, note) FROM stdin;\n\
+                1\tone\\ttab\n2\tback\\\\slash\n3\t\\N\n4\tplain\n\\.\n";
+    let archive = check(copy.as_bytes(), Format::Sql, &opts, 1 << 20);
+    let reader = ArchiveReader::from_bytes(archive.clone()).unwrap();
+    let t = reader.table_index("public.t").unwrap();
+    let note = values(&archive, t, "note");
+    assert_eq!(note[..2], ["one\ttab", "back\\slash"]);
+    assert_eq!(note[3], "plain");
+
+    let inserts = (0..30)
+        .map(|i| format!("INSERT INTO public.a VALUES ({i}, 'O''Neil {i}');\n"))
+        .collect::<String>();
+    let archive = check(inserts.as_bytes(), Format::Sql, &opts, 1 << 20);
+    let reader = ArchiveReader::from_bytes(archive.clone()).unwrap();
+    let t = reader.table_index("public.a").unwrap();
+    let name = reader.table_schema(t).unwrap().field(1).name().clone();
+    assert_eq!(values(&archive, t, &name)[4], "O'Neil 4");
+}

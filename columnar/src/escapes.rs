@@ -1,0 +1,286 @@
+//! Escapes undone for Arrow reads. Text values of JSON lines, COPY blocks and SQL literals are
+//! stored as spelled, escapes and all, because a rebuild must reproduce the spelling; a query
+//! wants the value: JSON `a\"b` is `a"b`, COPY `a\tb` holds a tab, SQL `'O''Neil'` is
+//! `O'Neil`. CSV needs nothing here (its doubled quotes are undone when shredded).
+//!
+//! SQL literals undo doubled quotes only: `\\` is an escape in a MySQL dump and a plain
+//! backslash in a PostgreSQL one, and a value alone cannot tell which. A value whose escapes
+//! do not decode (or decode to bytes that are not UTF-8) is read as spelled.
+
+use std::sync::Arc;
+
+use arrow_array::builder::{StringBuilder, StringViewBuilder};
+use arrow_array::cast::AsArray;
+use arrow_array::{Array, ArrayRef};
+use arrow_schema::DataType;
+use memchr::memchr;
+
+use crate::column::Style;
+
+/// The byte that starts every escape of `style`, if its values have escapes.
+pub fn trigger(style: Style) -> Option<u8> {
+    match style {
+        Style::Json | Style::Copy => Some(b'\\'),
+        Style::Sql => Some(b'\''),
+        Style::Csv | Style::Fields => None,
+    }
+}
+
+/// `v` with the escapes of `style` undone, appended to `out`; `false` (and `out` as it was)
+/// if an escape does not decode.
+pub fn unescape(style: Style, v: &[u8], out: &mut Vec<u8>) -> bool {
+    let start = out.len();
+    let ok = match style {
+        Style::Json => unescape_json(v, out),
+        Style::Copy => unescape_copy(v, out),
+        Style::Sql => unescape_sql(v, out),
+        Style::Csv | Style::Fields => {
+            out.extend_from_slice(v);
+            true
+        }
+    };
+    if !ok || std::str::from_utf8(&out[start..]).is_err() {
+        out.truncate(start);
+        return false;
+    }
+    true
+}
+
+/// JSON string escapes (RFC 8259 §7), surrogate pairs included.
+fn unescape_json(v: &[u8], out: &mut Vec<u8>) -> bool {
+    let mut i = 0;
+    while let Some(k) = memchr(b'\\', &v[i..]) {
+        out.extend_from_slice(&v[i..i + k]);
+        i += k + 1;
+        let Some(&e) = v.get(i) else { return false };
+        i += 1;
+        let simple = match e {
+            b'"' => b'"',
+            b'\\' => b'\\',
+            b'/' => b'/',
+            b'b' => 0x08,
+            b'f' => 0x0c,
+            b'n' => b'\n',
+            b'r' => b'\r',
+            b't' => b'\t',
+            b'u' => {
+                let Some(hi) = hex4(v, i) else { return false };
+                i += 4;
+                let c = if (0xD800..0xDC00).contains(&hi) {
+                    // A high surrogate must be followed by `\u` and a low one.
+                    let lo = match v.get(i..i + 2) {
+                        Some(b"\\u") => hex4(v, i + 2),
+                        _ => None,
+                    };
+                    let Some(lo) = lo.filter(|lo| (0xDC00..0xE000).contains(lo)) else {
+                        return false;
+                    };
+                    i += 6;
+                    char::from_u32(0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00))
+                } else {
+                    char::from_u32(hi)
+                };
+                let Some(c) = c else { return false };
+                out.extend_from_slice(c.encode_utf8(&mut [0; 4]).as_bytes());
+                continue;
+            }
+            _ => return false,
+        };
+        out.push(simple);
+    }
+    out.extend_from_slice(&v[i..]);
+    true
+}
+
+/// The four hex digits at `v[at..]` as a number.
+fn hex4(v: &[u8], at: usize) -> Option<u32> {
+    let digits = std::str::from_utf8(v.get(at..at + 4)?).ok()?;
+    if !digits.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return None;
+    }
+    u32::from_str_radix(digits, 16).ok()
+}
+
+/// PostgreSQL `COPY` text escapes: `\b \f \n \r \t \v`, one to three octal digits, `\x` and
+/// one or two hex digits; a backslash before any other byte stands for that byte.
+fn unescape_copy(v: &[u8], out: &mut Vec<u8>) -> bool {
+    let mut i = 0;
+    while let Some(k) = memchr(b'\\', &v[i..]) {
+        out.extend_from_slice(&v[i..i + k]);
+        i += k + 1;
+        let Some(&e) = v.get(i) else { return false };
+        i += 1;
+        let byte = match e {
+            b'b' => 0x08,
+            b'f' => 0x0c,
+            b'n' => b'\n',
+            b'r' => b'\r',
+            b't' => b'\t',
+            b'v' => 0x0b,
+            b'0'..=b'7' => {
+                let mut n = u32::from(e - b'0');
+                for _ in 0..2 {
+                    match v.get(i) {
+                        Some(&d @ b'0'..=b'7') => {
+                            n = n * 8 + u32::from(d - b'0');
+                            i += 1;
+                        }
+                        _ => break,
+                    }
+                }
+                // PostgreSQL keeps the low eight bits of `\777`.
+                n as u8
+            }
+            b'x' if v.get(i).is_some_and(u8::is_ascii_hexdigit) => {
+                let hex = |b: u8| (b as char).to_digit(16).expect("a hex digit") as u8;
+                let mut n = hex(v[i]);
+                i += 1;
+                if let Some(&d) = v.get(i).filter(|d| d.is_ascii_hexdigit()) {
+                    n = n * 16 + hex(d);
+                    i += 1;
+                }
+                n
+            }
+            other => other,
+        };
+        out.push(byte);
+    }
+    out.extend_from_slice(&v[i..]);
+    true
+}
+
+/// SQL string literals: a doubled quote is one quote.
+fn unescape_sql(v: &[u8], out: &mut Vec<u8>) -> bool {
+    let mut i = 0;
+    while let Some(k) = memchr(b'\'', &v[i..]) {
+        out.extend_from_slice(&v[i..=i + k]);
+        i += k + 1;
+        if v.get(i) == Some(&b'\'') {
+            i += 1;
+        }
+    }
+    out.extend_from_slice(&v[i..]);
+    true
+}
+
+/// `array` (Utf8 or Utf8View text of a column of `style`) with each value's escapes undone.
+/// Other arrays, and styles without escapes, come back as they are.
+pub fn unescape_array(array: ArrayRef, style: Style) -> ArrayRef {
+    let Some(t) = trigger(style) else {
+        return array;
+    };
+    let mut scratch = Vec::new();
+    // A value's bytes with its escapes undone, or as spelled.
+    let mut value = |s: &str| -> Option<String> {
+        memchr(t, s.as_bytes())?;
+        scratch.clear();
+        unescape(style, s.as_bytes(), &mut scratch)
+            .then(|| String::from_utf8(std::mem::take(&mut scratch)).expect("checked by unescape"))
+    };
+    match array.data_type() {
+        DataType::Utf8 => {
+            let a = array.as_string::<i32>();
+            let mut b = StringBuilder::with_capacity(a.len(), a.value_data().len());
+            for v in a.iter() {
+                match v {
+                    Some(s) => match value(s) {
+                        Some(u) => b.append_value(u),
+                        None => b.append_value(s),
+                    },
+                    None => b.append_null(),
+                }
+            }
+            Arc::new(b.finish())
+        }
+        DataType::Utf8View => {
+            let a = array.as_string_view();
+            let mut b = StringViewBuilder::with_capacity(a.len());
+            for v in a.iter() {
+                match v {
+                    Some(s) => match value(s) {
+                        Some(u) => b.append_value(u),
+                        None => b.append_value(s),
+                    },
+                    None => b.append_null(),
+                }
+            }
+            Arc::new(b.finish())
+        }
+        _ => array,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow_array::{StringArray, StringViewArray};
+
+    fn undo(style: Style, v: &str) -> Option<String> {
+        let mut out = Vec::new();
+        unescape(style, v.as_bytes(), &mut out).then(|| String::from_utf8(out).unwrap())
+    }
+
+    #[test]
+    fn json_escapes() {
+        let j = |v| undo(Style::Json, v);
+        assert_eq!(j(r#"a\"b\\c\/d"#).as_deref(), Some(r#"a"b\c/d"#));
+        assert_eq!(j(r"\b\f\n\r\t").as_deref(), Some("\u{8}\u{c}\n\r\t"));
+        assert_eq!(j(r"caf\u00e9 \ud83d\ude00").as_deref(), Some("café 😀"));
+        assert_eq!(j("plain").as_deref(), Some("plain"));
+        // Not JSON escapes: read as spelled.
+        for bad in [
+            r"\q",
+            r"tail\",
+            r"\u12",
+            r"\ud83d",
+            r"\ud83d\u0041",
+            r"\uzzzz",
+        ] {
+            assert_eq!(j(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn copy_escapes() {
+        let c = |v| undo(Style::Copy, v);
+        assert_eq!(c(r"a\tb\nc\\d").as_deref(), Some("a\tb\nc\\d"));
+        assert_eq!(c(r"\101\x42\x4a\7").as_deref(), Some("ABJ\u{7}"));
+        assert_eq!(c(r"\q\,").as_deref(), Some("q,"));
+        assert_eq!(c(r"\xz").as_deref(), Some("xz"));
+        assert_eq!(c(r"end\"), None);
+        // Bytes that are not UTF-8.
+        assert_eq!(c(r"\377"), None);
+    }
+
+    #[test]
+    fn sql_undoes_doubled_quotes_only() {
+        let s = |v| undo(Style::Sql, v);
+        assert_eq!(s("O''Neil").as_deref(), Some("O'Neil"));
+        assert_eq!(s("''''").as_deref(), Some("''"));
+        assert_eq!(s(r"It\'s a\\b").as_deref(), Some(r"It\'s a\\b"));
+    }
+
+    #[test]
+    fn arrays_keep_nulls_and_plain_values() {
+        let a: ArrayRef = Arc::new(StringArray::from(vec![
+            Some(r#"say \"hi\""#),
+            None,
+            Some("plain"),
+            Some(r"bad \q"),
+        ]));
+        let u = unescape_array(a, Style::Json);
+        let u = u.as_string::<i32>();
+        assert_eq!(u.value(0), r#"say "hi""#);
+        assert!(u.is_null(1));
+        assert_eq!((u.value(2), u.value(3)), ("plain", r"bad \q"));
+        let v: ArrayRef = Arc::new(StringViewArray::from(vec![Some("a\\tb"), None]));
+        let u = unescape_array(v, Style::Copy);
+        assert_eq!(u.as_string_view().value(0), "a\tb");
+        assert!(u.is_null(1));
+        let csv: ArrayRef = Arc::new(StringArray::from(vec![r"a\tb"]));
+        assert_eq!(
+            unescape_array(csv, Style::Csv).as_string::<i32>().value(0),
+            r"a\tb"
+        );
+    }
+}

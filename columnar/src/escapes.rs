@@ -7,11 +7,11 @@
 //! backslash in a PostgreSQL one, and a value alone cannot tell which. A value whose escapes
 //! do not decode (or decode to bytes that are not UTF-8) is read as spelled.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
-use arrow_array::builder::{StringBuilder, StringViewBuilder};
 use arrow_array::cast::AsArray;
-use arrow_array::{Array, ArrayRef};
+use arrow_array::{ArrayRef, StringArray, StringViewArray};
 use arrow_schema::DataType;
 use memchr::memchr;
 
@@ -169,43 +169,29 @@ pub fn unescape_array(array: ArrayRef, style: Style) -> ArrayRef {
     let Some(t) = trigger(style) else {
         return array;
     };
-    let mut scratch = Vec::new();
-    // A value's bytes with its escapes undone, or as spelled.
-    let mut value = |s: &str| -> Option<String> {
-        memchr(t, s.as_bytes())?;
+    // A value with its escapes undone, or as spelled (borrowed: most values have none).
+    fn undone<'a>(v: &'a str, style: Style, t: u8, scratch: &mut Vec<u8>) -> Cow<'a, str> {
+        if memchr(t, v.as_bytes()).is_none() {
+            return Cow::Borrowed(v);
+        }
         scratch.clear();
-        unescape(style, s.as_bytes(), &mut scratch)
-            .then(|| String::from_utf8(std::mem::take(&mut scratch)).expect("checked by unescape"))
-    };
+        if !unescape(style, v.as_bytes(), scratch) {
+            return Cow::Borrowed(v);
+        }
+        String::from_utf8(scratch.clone()).map_or(Cow::Borrowed(v), Cow::Owned)
+    }
+    let mut scratch = Vec::new();
     match array.data_type() {
-        DataType::Utf8 => {
-            let a = array.as_string::<i32>();
-            let mut b = StringBuilder::with_capacity(a.len(), a.value_data().len());
-            for v in a.iter() {
-                match v {
-                    Some(s) => match value(s) {
-                        Some(u) => b.append_value(u),
-                        None => b.append_value(s),
-                    },
-                    None => b.append_null(),
-                }
-            }
-            Arc::new(b.finish())
-        }
-        DataType::Utf8View => {
-            let a = array.as_string_view();
-            let mut b = StringViewBuilder::with_capacity(a.len());
-            for v in a.iter() {
-                match v {
-                    Some(s) => match value(s) {
-                        Some(u) => b.append_value(u),
-                        None => b.append_value(s),
-                    },
-                    None => b.append_null(),
-                }
-            }
-            Arc::new(b.finish())
-        }
+        DataType::Utf8 => Arc::new(
+            (array.as_string::<i32>().iter())
+                .map(|v| v.map(|v| undone(v, style, t, &mut scratch)))
+                .collect::<StringArray>(),
+        ),
+        DataType::Utf8View => Arc::new(
+            (array.as_string_view().iter())
+                .map(|v| v.map(|v| undone(v, style, t, &mut scratch)))
+                .collect::<StringViewArray>(),
+        ),
         _ => array,
     }
 }
@@ -213,7 +199,7 @@ pub fn unescape_array(array: ArrayRef, style: Style) -> ArrayRef {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use arrow_array::{StringArray, StringViewArray};
+    use arrow_array::Array;
 
     fn undo(style: Style, v: &str) -> Option<String> {
         let mut out = Vec::new();

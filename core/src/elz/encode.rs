@@ -184,7 +184,9 @@ fn write_section(
     let mut extra = BitWriter::with_vec(std::mem::take(&mut s.stream));
     // Typically under 3 bytes of extra bits per sequence.
     extra.reserve(range.len() * 3);
-    let fields = s.extra[range.clone()].iter().zip(&s.extra_bits[range.clone()]);
+    let fields = s.extra[range.clone()]
+        .iter()
+        .zip(&s.extra_bits[range.clone()]);
     for (i, (&x, &bits)) in fields.enumerate() {
         if bits != SPLIT_FIELDS {
             extra.put(x, u32::from(bits));

@@ -194,7 +194,12 @@ pub fn encode(src: &[u8], lens: &CodeLengths, out: &mut Vec<u8>) {
         // Four symbols per put (≤ 44 bits): a quarter of the stores.
         let seg = &src[start..start + len];
         let mut quads = seg.chunks_exact(4);
-        let code = |s: u8| (u64::from(codes[s as usize]), u32::from(lens.lens[s as usize]));
+        let code = |s: u8| {
+            (
+                u64::from(codes[s as usize]),
+                u32::from(lens.lens[s as usize]),
+            )
+        };
         for q in &mut quads {
             let (c0, l0) = code(q[0]);
             let (c1, l1) = code(q[1]);

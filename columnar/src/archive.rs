@@ -18,10 +18,10 @@ use glyd_core::Level;
 
 use crate::arrow_table;
 use crate::bytes::{put_prefixed, put_varint, Cursor};
-use crate::column::{Column, Kind, RowCursor, Style};
+use crate::column::{Column, Kind, RowCursor};
 use crate::delimited::Dialect;
 use crate::error::{Error, Result};
-use crate::escapes;
+use crate::escapes::{self, Escapes};
 use crate::rowgroup::{self, RowGroupMeta, TAG_END, TAG_ROW_GROUP, TAG_TABLE};
 use crate::sql::{Segmenter, Table};
 
@@ -956,17 +956,17 @@ impl ArchiveReader {
                 let src = &self.data[g.offset as usize..g.end as usize];
                 let columns = rowgroup::decode_columns(src, g, Some(&cols))?;
                 let rows = g.rows as usize;
-                let style = self.tables[g.table].dialect.style;
+                let e = self.tables[g.table].escapes();
                 let arrays = columns
                     .iter()
                     .zip(&cols)
-                    .zip(escaped_columns(&columns, style))
+                    .zip(escaped_columns(&columns, e))
                     .map(|((c, &i), escaped)| {
                         let target = full.field(i).data_type();
                         if self.arrow {
                             arrow_table::to_target(c, rows, target)
                         } else if escaped {
-                            Ok(escapes::unescape_array(c.to_arrow(rows, target)?, style))
+                            Ok(escapes::unescape_array(c.to_arrow(rows, target)?, e))
                         } else {
                             c.to_arrow(rows, target)
                         }
@@ -1025,11 +1025,11 @@ impl ArchiveReader {
         } else {
             None
         };
-        let style = self.tables[g.table].dialect.style;
+        let escapes = self.tables[g.table].escapes();
         Ok(GroupBatches {
             cursors: columns.iter().map(|_| Default::default()).collect(),
-            escaped: escaped_columns(&columns, style),
-            style,
+            escaped: escaped_columns(&columns, escapes),
+            escapes,
             columns,
             whole,
             schema,
@@ -1250,22 +1250,21 @@ pub fn with_string_views(schema: &Schema) -> Schema {
     Schema::new_with_metadata(fields, schema.metadata().clone())
 }
 
-/// Which of a row group's decoded `columns` hold escapes of `style` to undo when read as
-/// Arrow (see [`escapes`]): one scan of each text column's bytes.
-fn escaped_columns(columns: &[Column], style: Style) -> Vec<bool> {
-    let t = escapes::trigger(style);
+/// Which of a row group's decoded `columns` hold escapes `e` to undo when read as Arrow (see
+/// [`escapes`]): one scan of each text column's bytes.
+fn escaped_columns(columns: &[Column], e: Escapes) -> Vec<bool> {
     columns
         .iter()
-        .map(|c| t.is_some_and(|t| c.text_contains(t)))
+        .map(|c| c.text_bytes().is_some_and(|b| e.in_bytes(b)))
         .collect()
 }
 
 /// The batches of one row group ([`ArchiveReader::read_batches`]).
 pub struct GroupBatches {
     columns: Vec<Column>,
-    /// The columns whose values hold escapes of the table's `style` (undone in each batch).
+    /// The columns whose values hold the table's `escapes` (undone in each batch).
     escaped: Vec<bool>,
-    style: Style,
+    escapes: Escapes,
     /// Where each column's next batch begins (see [`Column::to_arrow_rows`]).
     cursors: Vec<RowCursor>,
     /// An Arrow table's arrays, converted whole.
@@ -1301,7 +1300,7 @@ impl Iterator for GroupBatches {
                 .map(|(((c, cursor), f), &escaped)| {
                     let a = c.to_arrow_rows(self.rows, range.clone(), cursor, f.data_type())?;
                     Ok(match escaped {
-                        true => escapes::unescape_array(a, self.style),
+                        true => escapes::unescape_array(a, self.escapes),
                         false => a,
                     })
                 })

@@ -1440,10 +1440,12 @@ pub enum Column {
 }
 
 impl Column {
-    /// Whether any text value (or dictionary entry) of the column holds `byte`; typed
-    /// columns hold none.
-    pub fn text_contains(&self, byte: u8) -> bool {
-        matches!(self, Column::Text { data, .. } if memchr::memchr(byte, data).is_some())
+    /// A text column's bytes: every value's, or its dictionary entries'.
+    pub fn text_bytes(&self) -> Option<&[u8]> {
+        match self {
+            Column::Text { data, .. } => Some(data),
+            _ => None,
+        }
     }
 }
 

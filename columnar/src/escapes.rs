@@ -3,9 +3,10 @@
 //! wants the value: JSON `a\"b` is `a"b`, COPY `a\tb` holds a tab, SQL `'O''Neil'` is
 //! `O'Neil`. CSV needs nothing here (its doubled quotes are undone when shredded).
 //!
-//! SQL literals undo doubled quotes only: `\\` is an escape in a MySQL dump and a plain
-//! backslash in a PostgreSQL one, and a value alone cannot tell which. A value whose escapes
-//! do not decode (or decode to bytes that are not UTF-8) is read as spelled.
+//! SQL literals undo doubled quotes; backslash escapes too in MySQL's tables, known by their
+//! backquoted names (`` `film` ``): a backslash is an escape in a MySQL dump and a plain byte
+//! in a PostgreSQL one, and a value alone cannot tell which. A value whose escapes do not
+//! decode (or decode to bytes that are not UTF-8) is read as spelled.
 
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -13,28 +14,59 @@ use std::sync::Arc;
 use arrow_array::cast::AsArray;
 use arrow_array::{ArrayRef, StringArray, StringViewArray};
 use arrow_schema::DataType;
-use memchr::memchr;
+use memchr::{memchr, memchr2};
 
 use crate::column::Style;
 
-/// The byte that starts every escape of `style`, if its values have escapes.
-pub fn trigger(style: Style) -> Option<u8> {
-    match style {
-        Style::Json | Style::Copy => Some(b'\\'),
-        Style::Sql => Some(b'\''),
-        Style::Csv | Style::Fields => None,
+/// The escapes a table's text values carry.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Escapes {
+    /// CSV (undone when shredded) and log fields.
+    None,
+    /// JSON string escapes.
+    Json,
+    /// PostgreSQL `COPY` text escapes.
+    Copy,
+    /// SQL literals: a doubled quote.
+    Sql,
+    /// MySQL literals: a doubled quote, and backslash escapes.
+    Mysql,
+}
+
+impl Escapes {
+    /// The escapes of the values of a table of `style` named `name` (as its input spells it).
+    pub fn of(style: Style, name: &str) -> Self {
+        match style {
+            Style::Json => Escapes::Json,
+            Style::Copy => Escapes::Copy,
+            // Backquoted identifiers are MySQL's alone.
+            Style::Sql if name.starts_with('`') => Escapes::Mysql,
+            Style::Sql => Escapes::Sql,
+            Style::Csv | Style::Fields => Escapes::None,
+        }
+    }
+
+    /// Whether `bytes` hold a byte that starts an escape.
+    pub fn in_bytes(self, bytes: &[u8]) -> bool {
+        match self {
+            Escapes::None => false,
+            Escapes::Json | Escapes::Copy => memchr(b'\\', bytes).is_some(),
+            Escapes::Sql => memchr(b'\'', bytes).is_some(),
+            Escapes::Mysql => memchr2(b'\\', b'\'', bytes).is_some(),
+        }
     }
 }
 
-/// `v` with the escapes of `style` undone, appended to `out`; `false` (and `out` as it was)
-/// if an escape does not decode.
-pub fn unescape(style: Style, v: &[u8], out: &mut Vec<u8>) -> bool {
+/// `v` with escapes `e` undone, appended to `out`; `false` (and `out` as it was) if an escape
+/// does not decode.
+pub fn unescape(e: Escapes, v: &[u8], out: &mut Vec<u8>) -> bool {
     let start = out.len();
-    let ok = match style {
-        Style::Json => unescape_json(v, out),
-        Style::Copy => unescape_copy(v, out),
-        Style::Sql => unescape_sql(v, out),
-        Style::Csv | Style::Fields => {
+    let ok = match e {
+        Escapes::Json => unescape_json(v, out),
+        Escapes::Copy => unescape_copy(v, out),
+        Escapes::Sql => unescape_sql(v, out),
+        Escapes::Mysql => unescape_mysql(v, out),
+        Escapes::None => {
             out.extend_from_slice(v);
             true
         }
@@ -163,19 +195,50 @@ fn unescape_sql(v: &[u8], out: &mut Vec<u8>) -> bool {
     true
 }
 
-/// `array` (Utf8 or Utf8View text of a column of `style`) with each value's escapes undone.
-/// Other arrays, and styles without escapes, come back as they are.
-pub fn unescape_array(array: ArrayRef, style: Style) -> ArrayRef {
-    let Some(t) = trigger(style) else {
+/// MySQL string literals: a doubled quote, and `\0 \b \n \r \t \Z`; `\%` and `\_` keep their
+/// backslash (they are `LIKE` escapes); a backslash before any other byte stands for it.
+fn unescape_mysql(v: &[u8], out: &mut Vec<u8>) -> bool {
+    let mut i = 0;
+    while let Some(k) = memchr2(b'\\', b'\'', &v[i..]) {
+        out.extend_from_slice(&v[i..i + k]);
+        let at = i + k;
+        i = at + 2;
+        match (v[at], v.get(at + 1)) {
+            (b'\'', Some(b'\'')) => out.push(b'\''),
+            (b'\'', _) => {
+                out.push(b'\'');
+                i = at + 1;
+            }
+            (_, None) => return false,
+            (_, Some(&e)) => match e {
+                b'0' => out.push(0),
+                b'b' => out.push(0x08),
+                b'n' => out.push(b'\n'),
+                b'r' => out.push(b'\r'),
+                b't' => out.push(b'\t'),
+                b'Z' => out.push(0x1a),
+                b'%' | b'_' => out.extend_from_slice(&[b'\\', e]),
+                other => out.push(other),
+            },
+        }
+    }
+    out.extend_from_slice(&v[i..]);
+    true
+}
+
+/// `array` (Utf8 or Utf8View text of a column with escapes `e`) with each value's escapes
+/// undone. Other arrays come back as they are.
+pub fn unescape_array(array: ArrayRef, e: Escapes) -> ArrayRef {
+    if e == Escapes::None {
         return array;
-    };
+    }
     // A value with its escapes undone, or as spelled (borrowed: most values have none).
-    fn undone<'a>(v: &'a str, style: Style, t: u8, scratch: &mut Vec<u8>) -> Cow<'a, str> {
-        if memchr(t, v.as_bytes()).is_none() {
+    fn undone<'a>(v: &'a str, e: Escapes, scratch: &mut Vec<u8>) -> Cow<'a, str> {
+        if !e.in_bytes(v.as_bytes()) {
             return Cow::Borrowed(v);
         }
         scratch.clear();
-        if !unescape(style, v.as_bytes(), scratch) {
+        if !unescape(e, v.as_bytes(), scratch) {
             return Cow::Borrowed(v);
         }
         String::from_utf8(scratch.clone()).map_or(Cow::Borrowed(v), Cow::Owned)
@@ -184,12 +247,12 @@ pub fn unescape_array(array: ArrayRef, style: Style) -> ArrayRef {
     match array.data_type() {
         DataType::Utf8 => Arc::new(
             (array.as_string::<i32>().iter())
-                .map(|v| v.map(|v| undone(v, style, t, &mut scratch)))
+                .map(|v| v.map(|v| undone(v, e, &mut scratch)))
                 .collect::<StringArray>(),
         ),
         DataType::Utf8View => Arc::new(
             (array.as_string_view().iter())
-                .map(|v| v.map(|v| undone(v, style, t, &mut scratch)))
+                .map(|v| v.map(|v| undone(v, e, &mut scratch)))
                 .collect::<StringViewArray>(),
         ),
         _ => array,
@@ -201,14 +264,14 @@ mod tests {
     use super::*;
     use arrow_array::Array;
 
-    fn undo(style: Style, v: &str) -> Option<String> {
+    fn undo(e: Escapes, v: &str) -> Option<String> {
         let mut out = Vec::new();
-        unescape(style, v.as_bytes(), &mut out).then(|| String::from_utf8(out).unwrap())
+        unescape(e, v.as_bytes(), &mut out).then(|| String::from_utf8(out).unwrap())
     }
 
     #[test]
     fn json_escapes() {
-        let j = |v| undo(Style::Json, v);
+        let j = |v| undo(Escapes::Json, v);
         assert_eq!(j(r#"a\"b\\c\/d"#).as_deref(), Some(r#"a"b\c/d"#));
         assert_eq!(j(r"\b\f\n\r\t").as_deref(), Some("\u{8}\u{c}\n\r\t"));
         assert_eq!(j(r"caf\u00e9 \ud83d\ude00").as_deref(), Some("café 😀"));
@@ -228,7 +291,7 @@ mod tests {
 
     #[test]
     fn copy_escapes() {
-        let c = |v| undo(Style::Copy, v);
+        let c = |v| undo(Escapes::Copy, v);
         assert_eq!(c(r"a\tb\nc\\d").as_deref(), Some("a\tb\nc\\d"));
         assert_eq!(c(r"\101\x42\x4a\7").as_deref(), Some("ABJ\u{7}"));
         assert_eq!(c(r"\q\,").as_deref(), Some("q,"));
@@ -239,11 +302,19 @@ mod tests {
     }
 
     #[test]
-    fn sql_undoes_doubled_quotes_only() {
-        let s = |v| undo(Style::Sql, v);
+    fn sql_undoes_doubled_quotes_and_mysql_backslashes() {
+        let s = |v| undo(Escapes::Sql, v);
         assert_eq!(s("O''Neil").as_deref(), Some("O'Neil"));
         assert_eq!(s("''''").as_deref(), Some("''"));
         assert_eq!(s(r"It\'s a\\b").as_deref(), Some(r"It\'s a\\b"));
+        let m = |v| undo(Escapes::Mysql, v);
+        assert_eq!(m(r"It\'s a\\b O''K").as_deref(), Some(r"It's a\b O'K"));
+        assert_eq!(m(r"\n\t\0\Z\q").as_deref(), Some("\n\t\0\u{1a}q"));
+        assert_eq!(m(r"50\% a\_b").as_deref(), Some(r"50\% a\_b"));
+        assert_eq!(m(r"tail\"), None);
+        assert_eq!(Escapes::of(Style::Sql, "`film`"), Escapes::Mysql);
+        assert_eq!(Escapes::of(Style::Sql, "public.film"), Escapes::Sql);
+        assert_eq!(Escapes::of(Style::Csv, "records"), Escapes::None);
     }
 
     #[test]
@@ -254,18 +325,20 @@ mod tests {
             Some("plain"),
             Some(r"bad \q"),
         ]));
-        let u = unescape_array(a, Style::Json);
+        let u = unescape_array(a, Escapes::Json);
         let u = u.as_string::<i32>();
         assert_eq!(u.value(0), r#"say "hi""#);
         assert!(u.is_null(1));
         assert_eq!((u.value(2), u.value(3)), ("plain", r"bad \q"));
         let v: ArrayRef = Arc::new(StringViewArray::from(vec![Some("a\\tb"), None]));
-        let u = unescape_array(v, Style::Copy);
+        let u = unescape_array(v, Escapes::Copy);
         assert_eq!(u.as_string_view().value(0), "a\tb");
         assert!(u.is_null(1));
         let csv: ArrayRef = Arc::new(StringArray::from(vec![r"a\tb"]));
         assert_eq!(
-            unescape_array(csv, Style::Csv).as_string::<i32>().value(0),
+            unescape_array(csv, Escapes::None)
+                .as_string::<i32>()
+                .value(0),
             r"a\tb"
         );
     }

@@ -23,6 +23,13 @@ pub struct Table {
     pub dialect: Dialect,
 }
 
+impl Table {
+    /// The escapes its text values carry (undone when they are read as Arrow).
+    pub fn escapes(&self) -> crate::escapes::Escapes {
+        crate::escapes::Escapes::of(self.dialect.style, &self.name)
+    }
+}
+
 /// Whether `sample` (the start of an input) looks like a SQL dump: a `COPY ... FROM stdin;`
 /// line, or at least two lines of SQL statements among its first lines and no line that
 /// is not valid UTF-8.

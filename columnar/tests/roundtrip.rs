@@ -886,4 +886,16 @@ fn text_values_read_as_arrow_without_their_escapes() {
     let t = reader.table_index("public.a").unwrap();
     let name = reader.table_schema(t).unwrap().field(1).name().clone();
     assert_eq!(values(&archive, t, &name)[4], "O'Neil 4");
+
+    // A MySQL dump (backquoted names): backslash escapes are undone too.
+    let mysql = (0..30)
+        .map(|i| format!("INSERT INTO `film` VALUES ({i},'It\\'s {i}','a\\\\b');\n"))
+        .collect::<String>();
+    let archive = check(mysql.as_bytes(), Format::Sql, &opts, 1 << 20);
+    let reader = ArchiveReader::from_bytes(archive.clone()).unwrap();
+    let t = reader.table_index("`film`").unwrap();
+    let schema = reader.table_schema(t).unwrap();
+    let (title, path) = (schema.field(1).name(), schema.field(2).name());
+    assert_eq!(values(&archive, t, title)[3], "It's 3");
+    assert_eq!(values(&archive, t, path)[3], "a\\b");
 }

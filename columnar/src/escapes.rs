@@ -78,14 +78,32 @@ pub fn unescape(e: Escapes, v: &[u8], out: &mut Vec<u8>) -> bool {
     true
 }
 
-/// JSON string escapes (RFC 8259 §7), surrogate pairs included.
-fn unescape_json(v: &[u8], out: &mut Vec<u8>) -> bool {
+/// Copies `v` to `out`, handing each backslash escape to `escape`: it gets the byte after the
+/// backslash and the position after that, appends what the escape stands for and returns the
+/// position after the escape, or `None` where it does not decode (then so does `v`).
+fn backslash_escapes(
+    v: &[u8],
+    out: &mut Vec<u8>,
+    mut escape: impl FnMut(u8, usize, &mut Vec<u8>) -> Option<usize>,
+) -> bool {
     let mut i = 0;
     while let Some(k) = memchr(b'\\', &v[i..]) {
         out.extend_from_slice(&v[i..i + k]);
-        i += k + 1;
-        let Some(&e) = v.get(i) else { return false };
-        i += 1;
+        let Some(&e) = v.get(i + k + 1) else {
+            return false;
+        };
+        match escape(e, i + k + 2, out) {
+            Some(next) => i = next,
+            None => return false,
+        }
+    }
+    out.extend_from_slice(&v[i..]);
+    true
+}
+
+/// JSON string escapes (RFC 8259 §7), surrogate pairs included.
+fn unescape_json(v: &[u8], out: &mut Vec<u8>) -> bool {
+    backslash_escapes(v, out, |e, mut i, out| {
         let simple = match e {
             b'"' => b'"',
             b'\\' => b'\\',
@@ -96,7 +114,7 @@ fn unescape_json(v: &[u8], out: &mut Vec<u8>) -> bool {
             b'r' => b'\r',
             b't' => b'\t',
             b'u' => {
-                let Some(hi) = hex4(v, i) else { return false };
+                let hi = hex4(v, i)?;
                 i += 4;
                 let c = if (0xD800..0xDC00).contains(&hi) {
                     // A high surrogate must be followed by `\u` and a low one.
@@ -104,24 +122,20 @@ fn unescape_json(v: &[u8], out: &mut Vec<u8>) -> bool {
                         Some(b"\\u") => hex4(v, i + 2),
                         _ => None,
                     };
-                    let Some(lo) = lo.filter(|lo| (0xDC00..0xE000).contains(lo)) else {
-                        return false;
-                    };
+                    let lo = lo.filter(|lo| (0xDC00..0xE000).contains(lo))?;
                     i += 6;
                     char::from_u32(0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00))
                 } else {
                     char::from_u32(hi)
-                };
-                let Some(c) = c else { return false };
+                }?;
                 out.extend_from_slice(c.encode_utf8(&mut [0; 4]).as_bytes());
-                continue;
+                return Some(i);
             }
-            _ => return false,
+            _ => return None,
         };
         out.push(simple);
-    }
-    out.extend_from_slice(&v[i..]);
-    true
+        Some(i)
+    })
 }
 
 /// The four hex digits at `v[at..]` as a number.
@@ -136,12 +150,7 @@ fn hex4(v: &[u8], at: usize) -> Option<u32> {
 /// PostgreSQL `COPY` text escapes: `\b \f \n \r \t \v`, one to three octal digits, `\x` and
 /// one or two hex digits; a backslash before any other byte stands for that byte.
 fn unescape_copy(v: &[u8], out: &mut Vec<u8>) -> bool {
-    let mut i = 0;
-    while let Some(k) = memchr(b'\\', &v[i..]) {
-        out.extend_from_slice(&v[i..i + k]);
-        i += k + 1;
-        let Some(&e) = v.get(i) else { return false };
-        i += 1;
+    backslash_escapes(v, out, |e, mut i, out| {
         let byte = match e {
             b'b' => 0x08,
             b'f' => 0x0c,
@@ -151,20 +160,17 @@ fn unescape_copy(v: &[u8], out: &mut Vec<u8>) -> bool {
             b'v' => 0x0b,
             b'0'..=b'7' => {
                 let mut n = u32::from(e - b'0');
-                for _ in 0..2 {
-                    match v.get(i) {
-                        Some(&d @ b'0'..=b'7') => {
-                            n = n * 8 + u32::from(d - b'0');
-                            i += 1;
-                        }
-                        _ => break,
-                    }
+                // Up to two more digits.
+                let end = i + 2;
+                while let Some(&d @ b'0'..=b'7') = v.get(i).filter(|_| i < end) {
+                    n = n * 8 + u32::from(d - b'0');
+                    i += 1;
                 }
                 // PostgreSQL keeps the low eight bits of `\777`.
                 n as u8
             }
             b'x' if v.get(i).is_some_and(u8::is_ascii_hexdigit) => {
-                let hex = |b: u8| (b as char).to_digit(16).expect("a hex digit") as u8;
+                let hex = |b: u8| (b as char).to_digit(16).map_or(0, |d| d as u8);
                 let mut n = hex(v[i]);
                 i += 1;
                 if let Some(&d) = v.get(i).filter(|d| d.is_ascii_hexdigit()) {
@@ -176,9 +182,8 @@ fn unescape_copy(v: &[u8], out: &mut Vec<u8>) -> bool {
             other => other,
         };
         out.push(byte);
-    }
-    out.extend_from_slice(&v[i..]);
-    true
+        Some(i)
+    })
 }
 
 /// SQL string literals: a doubled quote is one quote.
@@ -294,6 +299,8 @@ mod tests {
         let c = |v| undo(Escapes::Copy, v);
         assert_eq!(c(r"a\tb\nc\\d").as_deref(), Some("a\tb\nc\\d"));
         assert_eq!(c(r"\101\x42\x4a\7").as_deref(), Some("ABJ\u{7}"));
+        // Three octal digits at most.
+        assert_eq!(c(r"\0123").as_deref(), Some("\n3"));
         assert_eq!(c(r"\q\,").as_deref(), Some("q,"));
         assert_eq!(c(r"\xz").as_deref(), Some("xz"));
         assert_eq!(c(r"end\"), None);

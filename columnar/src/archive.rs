@@ -455,7 +455,15 @@ impl<W: Write> RecordWriter<W> {
         let encode = || -> Vec<Vec<u8>> {
             pieces
                 .par_iter()
-                .map(|(t, r)| rowgroup::encode(&src[r.clone()], *t, &tables[*t].dialect, level))
+                .map(|(t, r)| {
+                    rowgroup::encode(
+                        &src[r.clone()],
+                        *t,
+                        &tables[*t].dialect,
+                        tables[*t].escapes(),
+                        level,
+                    )
+                })
                 .collect()
         };
         let groups = match &self.pool {
@@ -915,10 +923,24 @@ impl ArchiveReader {
     }
 
     /// The distinct values of column `column` of row group `group` when that chunk is
-    /// dictionary-coded text, sorted; `None` when it is coded another way.
+    /// dictionary-coded text, sorted, as a read presents them (escapes undone); `None` when
+    /// it is coded another way.
     pub fn dictionary(&self, group: usize, column: usize) -> Result<Option<Vec<Vec<u8>>>> {
         let (g, src) = self.group(group)?;
-        rowgroup::chunk_dictionary(src, g, column)
+        let e = self.tables[g.table].escapes();
+        let Some(mut entries) = rowgroup::chunk_dictionary(src, g, column)? else {
+            return Ok(None);
+        };
+        if entries.iter().any(|v| e.in_bytes(v)) {
+            // Two spellings may read as one value, and undoing escapes may change the order.
+            entries = entries
+                .iter()
+                .map(|v| escapes::as_read(e, v).into_owned())
+                .collect();
+            entries.sort_unstable();
+            entries.dedup();
+        }
+        Ok(Some(entries))
     }
 
     /// One batch per row group in `groups` (all of one table), holding the columns in

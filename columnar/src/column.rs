@@ -279,7 +279,8 @@ pub struct Stats {
     pub nulls: u64,
     /// Smallest and largest value: i64 for typed kinds (scaled decimals, days for dates).
     pub int_range: Option<(i64, i64)>,
-    /// Smallest and largest text value, when both are at most [`MAX_STAT_TEXT`] bytes.
+    /// Smallest and largest text value as a read presents it (escapes undone: see
+    /// [`crate::escapes`]), when both are at most [`MAX_STAT_TEXT`] bytes.
     pub text_range: Option<(Vec<u8>, Vec<u8>)>,
     /// Distinct values, when known exactly (dictionary-coded text).
     pub distinct: Option<u64>,
@@ -287,6 +288,24 @@ pub struct Stats {
 
 /// Longest text kept as a min/max statistic.
 pub const MAX_STAT_TEXT: usize = 64;
+
+/// The smallest and largest of `values`, when both are at most [`MAX_STAT_TEXT`] bytes.
+pub fn text_range<V: AsRef<[u8]> + Clone>(
+    values: impl Iterator<Item = V>,
+) -> Option<(Vec<u8>, Vec<u8>)> {
+    let mut range: Option<(V, V)> = None;
+    for v in values {
+        range = Some(match range {
+            None => (v.clone(), v),
+            Some((a, b)) if v.as_ref() < a.as_ref() => (v, b),
+            Some((a, b)) if v.as_ref() > b.as_ref() => (a, v),
+            Some(r) => r,
+        });
+    }
+    let (a, b) = range?;
+    (a.as_ref().len() <= MAX_STAT_TEXT && b.as_ref().len() <= MAX_STAT_TEXT)
+        .then(|| (a.as_ref().to_vec(), b.as_ref().to_vec()))
+}
 
 /// A column chunk ready to store: kind, statistics and uncompressed streams.
 pub struct EncodedColumn {
@@ -1290,16 +1309,10 @@ fn ids_stream(ids: impl ExactSizeIterator<Item = u32>, entries: usize) -> Vec<u8
 pub fn encode_text(col: &RawColumn) -> Vec<EncodedColumn> {
     let rows = col.rows();
     let values = || (0..rows).map(|r| col.value(r));
-    let mut stats = Stats::default();
-    let range = values().fold(None, |r: Option<(&[u8], &[u8])>, v| match r {
-        None => Some((v, v)),
-        Some((a, b)) => Some((a.min(v), b.max(v))),
-    });
-    if let Some((a, b)) = range {
-        if a.len() <= MAX_STAT_TEXT && b.len() <= MAX_STAT_TEXT {
-            stats.text_range = Some((a.to_vec(), b.to_vec()));
-        }
-    }
+    let stats = Stats {
+        text_range: text_range(values()),
+        ..Stats::default()
+    };
     let flags = col
         .flags
         .iter()

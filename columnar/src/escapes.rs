@@ -231,6 +231,19 @@ fn unescape_mysql(v: &[u8], out: &mut Vec<u8>) -> bool {
     true
 }
 
+/// Value `v` (as stored) as a read presents it: with its escapes undone, or as spelled where
+/// an escape does not decode or the result is not UTF-8. Borrowed where it has no escapes.
+pub fn as_read(e: Escapes, v: &[u8]) -> Cow<'_, [u8]> {
+    if !e.in_bytes(v) {
+        return Cow::Borrowed(v);
+    }
+    let mut out = Vec::with_capacity(v.len());
+    if !unescape(e, v, &mut out) || std::str::from_utf8(&out).is_err() {
+        return Cow::Borrowed(v);
+    }
+    Cow::Owned(out)
+}
+
 /// `array` (Utf8 or Utf8View text of a column with escapes `e`) with each value's escapes
 /// undone. Other arrays come back as they are.
 pub fn unescape_array(array: ArrayRef, e: Escapes) -> ArrayRef {
@@ -238,26 +251,21 @@ pub fn unescape_array(array: ArrayRef, e: Escapes) -> ArrayRef {
         return array;
     }
     // A value with its escapes undone, or as spelled (borrowed: most values have none).
-    fn undone<'a>(v: &'a str, e: Escapes, scratch: &mut Vec<u8>) -> Cow<'a, str> {
-        if !e.in_bytes(v.as_bytes()) {
-            return Cow::Borrowed(v);
+    fn undone(v: &str, e: Escapes) -> Cow<'_, str> {
+        match as_read(e, v.as_bytes()) {
+            Cow::Borrowed(_) => Cow::Borrowed(v),
+            Cow::Owned(b) => String::from_utf8(b).map_or(Cow::Borrowed(v), Cow::Owned),
         }
-        scratch.clear();
-        if !unescape(e, v.as_bytes(), scratch) {
-            return Cow::Borrowed(v);
-        }
-        String::from_utf8(scratch.clone()).map_or(Cow::Borrowed(v), Cow::Owned)
     }
-    let mut scratch = Vec::new();
     match array.data_type() {
         DataType::Utf8 => Arc::new(
             (array.as_string::<i32>().iter())
-                .map(|v| v.map(|v| undone(v, e, &mut scratch)))
+                .map(|v| v.map(|v| undone(v, e)))
                 .collect::<StringArray>(),
         ),
         DataType::Utf8View => Arc::new(
             (array.as_string_view().iter())
-                .map(|v| v.map(|v| undone(v, e, &mut scratch)))
+                .map(|v| v.map(|v| undone(v, e)))
                 .collect::<StringViewArray>(),
         ),
         _ => array,

@@ -112,7 +112,9 @@ pub fn choose(sample: &[u8], level: Level) -> Dialect {
     };
     let lines: Vec<&[u8]> = trial.split(|&c| c == b'\n').take(SNIFF_LINES).collect();
     let common = common_positions(&lines);
-    let size = |d: &Dialect| crate::rowgroup::encode(trial, 0, d, level).len();
+    let size = |d: &Dialect| {
+        crate::rowgroup::encode(trial, 0, d, crate::escapes::Escapes::None, level).len()
+    };
     let mut best = (size(&Dialect::lines()), Dialect::lines());
     for k in 1..=common {
         let d = dialect(k);

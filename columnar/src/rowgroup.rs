@@ -14,6 +14,7 @@ use crate::bytes::{put_varint, zigzag, Cursor};
 use crate::column::{self, Coding, Column, Kind, Link, RawColumn, Role, Stats};
 use crate::delimited::{self, Dialect, LF};
 use crate::error::{Error, Result};
+use crate::escapes::{self, Escapes};
 use crate::exceptions::Exceptions;
 use crate::shape::Shapes;
 
@@ -175,10 +176,11 @@ fn get_streams(c: &mut Cursor<'_>, at: &mut u64, max_role: u8) -> Result<Vec<Str
 /// Shreds, codes and compresses one row group of `src` (whole records of table number
 /// `table`, laid out as `d`), returning its bytes as they go into the archive (tag first).
 /// Verifies the result rebuilds to `src`.
-pub fn encode(src: &[u8], table: usize, d: &Dialect, level: Level) -> Vec<u8> {
+/// `escapes`: those of the table's text values (see [`crate::escapes`]).
+pub fn encode(src: &[u8], table: usize, d: &Dialect, escapes: Escapes, level: Level) -> Vec<u8> {
     let shredded = delimited::shred(src, d);
     let empty_is_null = d.style.empty_is_null();
-    let out = encode_shredded(src, table, &shredded, empty_is_null, level);
+    let out = encode_shredded(src, table, &shredded, empty_is_null, escapes, level);
     match verify(&out, src, table, d) {
         Ok(()) => out,
         Err(_) => {
@@ -190,7 +192,7 @@ pub fn encode(src: &[u8], table: usize, d: &Dialect, level: Level) -> Vec<u8> {
             if !src.is_empty() {
                 verbatim.exceptions.push(0, src);
             }
-            encode_shredded(src, table, &verbatim, empty_is_null, level)
+            encode_shredded(src, table, &verbatim, empty_is_null, escapes, level)
         }
     }
 }
@@ -296,12 +298,26 @@ fn encode_shredded(
     table: usize,
     s: &delimited::Shredded,
     empty_is_null: bool,
+    escapes: Escapes,
     level: Level,
 ) -> Vec<u8> {
     let mut candidates: Vec<Vec<column::EncodedColumn>> = s
         .columns
         .par_iter()
-        .map(|c| column::encode(c, empty_is_null))
+        .map(|c| {
+            let mut cands = column::encode(c, empty_is_null);
+            // Statistics describe values as read: where escapes are undone, the text range
+            // is of the undone values (a filter compares with those).
+            if escapes.in_bytes(&c.data) {
+                let range = column::text_range(
+                    (0..c.rows()).map(|r| escapes::as_read(escapes, c.value(r))),
+                );
+                for e in cands.iter_mut().filter(|e| e.kind == Kind::Text) {
+                    e.stats.text_range = range.clone();
+                }
+            }
+            cands
+        })
         .collect();
     add_linked_candidates(&mut candidates, &s.columns);
     let mut row_streams: Vec<(u8, Vec<u8>)> = Vec::new();

@@ -17,7 +17,7 @@ use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::{Schema, SchemaRef};
 use datafusion::arrow::record_batch::{RecordBatch, RecordBatchOptions};
 use datafusion::catalog::Session;
-use datafusion::common::stats::Precision;
+use datafusion::common::config::ConfigOptions;
 use datafusion::common::tree_node::TreeNodeRecursion;
 use datafusion::common::{GetExt, Statistics};
 use datafusion::datasource::file_format::file_compression_type::FileCompressionType;
@@ -33,11 +33,16 @@ use datafusion::datasource::source::DataSourceExec;
 use datafusion::datasource::table_schema::TableSchema;
 use datafusion::error::{DataFusionError, Result};
 use datafusion::object_store::{ObjectMeta, ObjectStore, ObjectStoreExt};
-use datafusion::physical_plan::metrics::ExecutionPlanMetricsSet;
+use datafusion::physical_expr::conjunction;
+use datafusion::physical_optimizer::pruning::{PruningPredicate, PruningPredicateBuilder};
+use datafusion::physical_plan::filter_pushdown::{FilterPushdownPropagation, PushedDown};
+use datafusion::physical_plan::metrics::{Count, ExecutionPlanMetricsSet, MetricBuilder};
 use datafusion::physical_plan::projection::ProjectionExprs;
 use datafusion::physical_plan::{apply_expression_roots, ExecutionPlan, PhysicalExpr};
 use futures::StreamExt;
 use glyd_columnar::ArchiveReader;
+
+use crate::statistics::{self, GroupStatistics};
 
 /// The file extension, without its dot.
 pub const EXTENSION: &str = "glyd";
@@ -152,10 +157,8 @@ impl FileFormat for GlydFormat {
         object: &ObjectMeta,
     ) -> Result<Statistics> {
         let archive = open(store, object).await?;
-        let mut s = Statistics::new_unknown(&table_schema);
-        s.num_rows = Precision::Exact(archive.rows() as usize);
-        s.total_byte_size = Precision::Inexact(archive.input_len() as usize);
-        Ok(s)
+        let own = table_schema_of(&archive, object)?;
+        Ok(statistics::file_statistics(&archive, &table_schema, &own))
     }
 
     async fn create_physical_plan(
@@ -170,6 +173,7 @@ impl FileFormat for GlydFormat {
         Arc::new(GlydSource {
             projection: SplitProjection::unprojected(&table_schema),
             table_schema,
+            predicate: None,
             metrics: ExecutionPlanMetricsSet::new(),
         })
     }
@@ -180,6 +184,8 @@ impl FileFormat for GlydFormat {
 pub struct GlydSource {
     table_schema: TableSchema,
     projection: SplitProjection,
+    /// The query's filters, for skipping row groups (DataFusion still applies them).
+    predicate: Option<Arc<dyn PhysicalExpr>>,
     metrics: ExecutionPlanMetricsSet,
 }
 
@@ -188,12 +194,23 @@ impl FileSource for GlydSource {
         &self,
         store: Arc<dyn ObjectStore>,
         _config: &FileScanConfig,
-        _partition: usize,
+        partition: usize,
     ) -> Result<Arc<dyn FileOpener>> {
         let file_schema = self.table_schema.file_schema();
+        let pruning = self.predicate.as_ref().and_then(|p| {
+            PruningPredicateBuilder::new()
+                .with_file_schema(Arc::clone(file_schema))
+                .build(Arc::clone(p))
+        });
+        let metric =
+            |name: &'static str| MetricBuilder::new(&self.metrics).counter(name, partition);
         let opener = Arc::new(GlydOpener {
             store,
             schema: Arc::new(file_schema.project(&self.projection.file_indices)?),
+            table_schema: Arc::clone(file_schema),
+            pruning,
+            row_groups: metric("row_groups"),
+            row_groups_pruned: metric("row_groups_pruned_statistics"),
         });
         ProjectionOpener::try_new(self.projection.clone(), opener, file_schema)
     }
@@ -232,6 +249,27 @@ impl FileSource for GlydSource {
         Ok(Some(Arc::new(source)))
     }
 
+    fn try_pushdown_filters(
+        &self,
+        filters: Vec<Arc<dyn PhysicalExpr>>,
+        _config: &ConfigOptions,
+    ) -> Result<FilterPushdownPropagation<Arc<dyn FileSource>>> {
+        // Filters prune row groups by their statistics; rows are still filtered above the
+        // scan (a row group kept may hold rows that do not match): none is pushed down whole.
+        let kept = vec![PushedDown::No; filters.len()];
+        if filters.is_empty() {
+            return Ok(FilterPushdownPropagation::with_parent_pushdown_result(kept));
+        }
+        let mut source = self.clone();
+        source.predicate = Some(conjunction(self.predicate.iter().cloned().chain(filters)));
+        Ok(FilterPushdownPropagation::with_parent_pushdown_result(kept)
+            .with_updated_node(Arc::new(source) as Arc<dyn FileSource>))
+    }
+
+    fn filter(&self) -> Option<Arc<dyn PhysicalExpr>> {
+        self.predicate.clone()
+    }
+
     fn projection(&self) -> Option<&ProjectionExprs> {
         Some(&self.projection.source)
     }
@@ -244,18 +282,26 @@ impl FileSource for GlydSource {
     }
 }
 
-/// Opens one archive and yields a batch per row group, holding the columns of `schema` (the
-/// table's columns this scan reads): a column the archive lacks is null, and one of another
-/// type is cast (the table's schema merges those of all its files).
+/// Opens one archive and yields a batch per row group that `pruning` keeps, holding the
+/// columns of `schema` (the table's columns this scan reads): a column the archive lacks is
+/// null, and one of another type is cast (the table's schema merges those of all its files).
 struct GlydOpener {
     store: Arc<dyn ObjectStore>,
     schema: SchemaRef,
+    /// The table's schema (of its files' columns), which `pruning` was planned on.
+    table_schema: SchemaRef,
+    pruning: Option<Arc<PruningPredicate>>,
+    row_groups: Count,
+    row_groups_pruned: Count,
 }
 
 impl FileOpener for GlydOpener {
     fn open(&self, file: PartitionedFile) -> Result<FileOpenFuture> {
         let store = Arc::clone(&self.store);
         let schema = Arc::clone(&self.schema);
+        let table_schema = Arc::clone(&self.table_schema);
+        let pruning = self.pruning.clone();
+        let (counted, pruned) = (self.row_groups.clone(), self.row_groups_pruned.clone());
         Ok(Box::pin(async move {
             let meta = file.object_meta;
             let archive = open(&store, &meta).await?;
@@ -268,8 +314,20 @@ impl FileOpener for GlydOpener {
                 .collect();
             let read: Vec<usize> = found.iter().flatten().copied().collect();
             let groups = archive.row_groups().len();
+            // A predicate that cannot be evaluated on the statistics keeps every row group.
+            let keep = match &pruning {
+                Some(p) => p
+                    .prune(&GroupStatistics::new(&archive, &table_schema, &own))
+                    .unwrap_or_else(|_| vec![true; groups]),
+                None => vec![true; groups],
+            };
+            let kept: Vec<usize> = (0..groups)
+                .filter(|&g| keep.get(g) != Some(&false))
+                .collect();
+            counted.add(groups);
+            pruned.add(groups - kept.len());
             let archive = Arc::new(archive);
-            let batches = futures::stream::iter(0..groups).map(move |g| {
+            let batches = futures::stream::iter(kept).map(move |g| {
                 let mut got = archive
                     .read(Some(&read), g..g + 1)
                     .map_err(|e| object_error(&meta.location, e))?;

@@ -20,6 +20,7 @@ mod format;
 mod logs;
 mod prune;
 mod scan;
+mod statistics;
 mod table;
 
 use std::path::Path;

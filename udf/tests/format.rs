@@ -113,3 +113,141 @@ async fn a_damaged_object_is_an_error_that_names_it() {
     let e = result.unwrap_err().to_string();
     assert!(e.contains("broken.glyd"), "{e}");
 }
+
+/// The value of metric `name` in an `EXPLAIN ANALYZE` text (summed over partitions).
+fn metric(explain: &str, name: &str) -> usize {
+    let key = format!("{name}=");
+    explain
+        .match_indices(&key)
+        .map(|(at, _)| {
+            let digits: String = explain[at + key.len()..]
+                .chars()
+                .take_while(char::is_ascii_digit)
+                .collect();
+            digits.parse::<usize>().unwrap()
+        })
+        .sum()
+}
+
+#[tokio::test]
+async fn filters_skip_row_groups_by_their_statistics() {
+    // Ids rise, days rise, amounts rise: a range on any of them rules out most row groups. One
+    // row of kind `beta` lies between `alpha` and `gamma`, which every row group holds: only a
+    // dictionary can tell which row group has it.
+    let mut csv = String::from("id,kind,amount,day\n");
+    let rows = 20_000;
+    for i in 0..rows {
+        let kind = match i % 2 {
+            _ if i == 12_345 => "beta",
+            0 => "alpha",
+            _ => "gamma",
+        };
+        let day = 1 + i / 1000;
+        csv.push_str(&format!(
+            "{i},{kind},{}.{:02},2024-03-{day:02}\n",
+            i / 100,
+            i % 100
+        ));
+    }
+    let ctx = with_store(&[("t/a.glyd", archive(csv.as_bytes()))]).await;
+    ctx.sql("CREATE EXTERNAL TABLE t STORED AS GLYD LOCATION 'memory:///t/'")
+        .await
+        .unwrap()
+        .collect()
+        .await
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.csv");
+    std::fs::write(&path, &csv).unwrap();
+    ctx.register_csv("csv", path.to_str().unwrap(), Default::default())
+        .await
+        .unwrap();
+    let all = metric(
+        &table_text(&ctx, "EXPLAIN ANALYZE SELECT sum(id) FROM t").await,
+        "row_groups",
+    );
+    assert!(all > 20, "{all} row groups");
+    for (query, rows) in [
+        (
+            "SELECT count(*) AS n, min(id) AS lo FROM {t} WHERE id >= 19990",
+            10,
+        ),
+        (
+            "SELECT count(*) AS n, max(id) AS hi FROM {t} WHERE id < 15",
+            15,
+        ),
+        (
+            "SELECT count(*) AS n, min(id) AS lo FROM {t} WHERE kind = 'beta'",
+            1,
+        ),
+        (
+            "SELECT count(*) AS n, min(id) AS lo FROM {t} WHERE kind IN ('beta', 'delta')",
+            1,
+        ),
+        (
+            "SELECT count(*) AS n, max(amount) AS hi FROM {t} WHERE amount > 199.5",
+            49,
+        ),
+        (
+            "SELECT count(*) AS n, min(id) AS lo FROM {t} WHERE day = DATE '2024-03-07'",
+            1000,
+        ),
+        (
+            "SELECT count(*) AS n FROM {t} WHERE id < 15 OR id > 19994",
+            20,
+        ),
+    ] {
+        let got = table_text(&ctx, &query.replace("{t}", "t")).await;
+        let want = table_text(&ctx, &query.replace("{t}", "csv")).await;
+        assert_eq!(got, want, "{query}");
+        assert!(got.contains(&format!("| {rows} ")), "{query}: {got}");
+        let explain = table_text(
+            &ctx,
+            &format!("EXPLAIN ANALYZE {}", query.replace("{t}", "t")),
+        )
+        .await;
+        let pruned = metric(&explain, "row_groups_pruned_statistics");
+        assert!(
+            pruned >= all - 3,
+            "{query}: {pruned} of {all} row groups pruned\n{explain}"
+        );
+    }
+    // Filters the statistics cannot judge keep every row group, and still give the rows.
+    let query = "SELECT count(*) AS n FROM {t} WHERE id % 1000 = 7";
+    let got = table_text(&ctx, &query.replace("{t}", "t")).await;
+    assert_eq!(got, table_text(&ctx, &query.replace("{t}", "csv")).await);
+    let explain = table_text(
+        &ctx,
+        &format!("EXPLAIN ANALYZE {}", query.replace("{t}", "t")),
+    )
+    .await;
+    assert_eq!(
+        metric(&explain, "row_groups_pruned_statistics"),
+        0,
+        "{explain}"
+    );
+}
+
+#[tokio::test]
+async fn file_statistics_come_from_chunk_statistics() {
+    let ctx = with_store(&[("t/a.glyd", archive(b"id,day\n3,2024-01-05\n1,2024-01-02\n"))]).await;
+    ctx.sql("CREATE EXTERNAL TABLE t STORED AS GLYD LOCATION 'memory:///t/'")
+        .await
+        .unwrap()
+        .collect()
+        .await
+        .unwrap();
+    ctx.sql("SET datafusion.explain.show_statistics = true")
+        .await
+        .unwrap()
+        .collect()
+        .await
+        .unwrap();
+    let plan = table_text(&ctx, "EXPLAIN SELECT id, day FROM t").await;
+    assert!(plan.contains("Rows=Exact(2)"), "{plan}");
+    assert!(
+        plan.contains("Min=Inexact(Int64(1)) Max=Inexact(Int64(3))"),
+        "{plan}"
+    );
+    assert!(plan.contains("Null=Exact(0)"), "{plan}");
+}

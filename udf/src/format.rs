@@ -1,10 +1,13 @@
 //! [`GlydFormat`]: record archives as a DataFusion `FileFormat`, so that a `ListingTable`
 //! over a folder or an object-store prefix of `.glyd` files works like one over Parquet
-//! files: the schema is inferred from the archives' footers and merged, each file's row count
-//! is its statistics, and a scan decodes only the projected columns, a row group at a time.
+//! files: the schema is inferred from the archives' footers and merged, each file's
+//! statistics come from its chunks' (rows, null counts, min and max), and a scan decodes only
+//! the projected columns of the row groups the query's filters do not rule out (judged by
+//! DataFusion's `PruningPredicate` on [`crate::statistics::GroupStatistics`]), a row group at
+//! a time.
 //!
-//! [`crate::GlydTable`] is the richer path for local archives (row groups skipped by their
-//! statistics, row groups of one file spread over partitions); this one reaches any object
+//! [`crate::GlydTable`] is the richer path for local archives (row groups of one file spread
+//! over partitions, `LIKE 'prefix%'` judged on dictionaries); this one reaches any object
 //! store DataFusion has registered, one file per partition.
 
 use std::collections::HashMap;

@@ -109,6 +109,16 @@ impl<'a> Cursor<'a> {
         self.varint().map(unzigzag)
     }
 
+    /// The next eight bytes if they are eight one-byte varints (each below 128), consumed.
+    #[inline]
+    pub fn eight_small_varints(&mut self) -> Option<[u8; 8]> {
+        let w: [u8; 8] = self.src.get(self.pos..self.pos + 8)?.try_into().ok()?;
+        (u64::from_le_bytes(w) & 0x8080_8080_8080_8080 == 0).then(|| {
+            self.pos += 8;
+            w
+        })
+    }
+
     pub fn bytes(&mut self, n: usize) -> Result<&'a [u8]> {
         if n > self.remaining() {
             return Err(self.truncated());

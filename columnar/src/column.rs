@@ -1217,36 +1217,21 @@ fn decode_ints(src: &[u8], count: usize) -> Result<Vec<i64>> {
             )));
         }
         let body = c.bytes(width * count)?;
-        // The first plane makes the values (no zeroed buffer to OR into); the others add
-        // their byte.
-        let mut planes = body.chunks_exact(count.max(1));
-        let mut units: Vec<u64> = match planes.next() {
-            Some(first) => first.iter().map(|&b| u64::from(b)).collect(),
-            None => vec![0; count],
-        };
-        for (plane, bytes) in planes.enumerate() {
-            for (u, &b) in units.iter_mut().zip(bytes) {
-                *u |= u64::from(b) << (8 * (plane + 1));
-            }
-        }
-        // One loop per mode, with no test inside: the values are made in place.
-        if mode == DELTA_PLANES {
+        let planes: Vec<&[u8]> = body.chunks_exact(count.max(1)).collect();
+        // Wrapping arithmetic, as the writer's differences were: any stored bits decode.
+        return Ok(if mode == DELTA_PLANES {
             let mut prev = 0i64;
-            for u in units.iter_mut() {
-                prev = prev.wrapping_add(unzigzag(*u));
-                *u = prev as u64;
-            }
+            from_planes(&planes, count, |u| {
+                prev = prev.wrapping_add(unzigzag(u));
+                prev
+            })
         } else if step == 1 {
-            for u in units.iter_mut() {
-                *u = u.wrapping_add(base as u64);
-            }
+            from_planes(&planes, count, |u| u.wrapping_add(base as u64) as i64)
         } else {
-            // Wrapping, as the writer's differences were: any stored bits decode.
-            for u in units.iter_mut() {
-                *u = u.wrapping_mul(step).wrapping_add(base as u64);
-            }
-        }
-        return Ok(units.into_iter().map(|u| u as i64).collect());
+            from_planes(&planes, count, |u| {
+                u.wrapping_mul(step).wrapping_add(base as u64) as i64
+            })
+        });
     }
     if mode > 1 {
         return Err(c.corrupt(format!("unknown integer mode {mode}")));
@@ -1257,13 +1242,76 @@ fn decode_ints(src: &[u8], count: usize) -> Result<Vec<i64>> {
     }
     let mut out = Vec::with_capacity(count);
     let mut prev = 0i64;
-    for _ in 0..count {
+    let deltas = mode == 1;
+    while out.len() < count {
+        // Small numbers are one byte each: eight of them at a time where they come in a run.
+        if count - out.len() >= 8 {
+            if let Some(small) = c.eight_small_varints() {
+                for b in small {
+                    let v = unzigzag(u64::from(b));
+                    prev = if deltas { prev.wrapping_add(v) } else { v };
+                    out.push(prev);
+                }
+                continue;
+            }
+        }
         let v = unzigzag(c.varint()?);
-        prev = if mode == 1 { prev.wrapping_add(v) } else { v };
+        prev = if deltas { prev.wrapping_add(v) } else { v };
         out.push(prev);
     }
     c.finish()?;
     Ok(out)
+}
+
+/// The `count` values whose little-endian bytes are `planes` (plane `k` holding every value's
+/// byte `k`), each passed through `f`. A block of values at a time, so that the pass per
+/// plane (each a loop the compiler vectorizes) works in L1 cache.
+fn from_planes(planes: &[&[u8]], count: usize, f: impl FnMut(u64) -> i64) -> Vec<i64> {
+    #[cfg(target_arch = "x86_64")]
+    if std::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU has AVX2, checked on the line above.
+        return unsafe { from_planes_avx2(planes, count, f) };
+    }
+    from_planes_blocks(planes, count, f)
+}
+
+/// FAST PATH: [`from_planes`] compiled with AVX2, which widens four bytes to four 64-bit
+/// values per instruction, where the baseline's SSE2 widens two (TPC-H's l_extendedprice,
+/// three planes, read as Arrow: 1.11 ms per 600K values on SSE2, 0.80 ms on AVX2).
+///
+/// # Safety
+///
+/// The CPU must support AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn from_planes_avx2(planes: &[&[u8]], count: usize, f: impl FnMut(u64) -> i64) -> Vec<i64> {
+    from_planes_blocks(planes, count, f)
+}
+
+#[inline(always)]
+fn from_planes_blocks(planes: &[&[u8]], count: usize, mut f: impl FnMut(u64) -> i64) -> Vec<i64> {
+    const BLOCK: usize = 2048;
+    let mut out = Vec::with_capacity(count);
+    let mut block = [0u64; BLOCK];
+    for start in (0..count).step_by(BLOCK) {
+        let units = &mut block[..BLOCK.min(count - start)];
+        let range = start..start + units.len();
+        match planes.first() {
+            Some(p) => {
+                for (u, &b) in units.iter_mut().zip(&p[range.clone()]) {
+                    *u = u64::from(b);
+                }
+            }
+            None => units.fill(0),
+        }
+        for (k, p) in planes.iter().enumerate().skip(1) {
+            for (u, &b) in units.iter_mut().zip(&p[range.clone()]) {
+                *u |= u64::from(b) << (8 * k);
+            }
+        }
+        out.extend(units.iter().map(|&u| f(u)));
+    }
+    out
 }
 
 /// Rows looked at to decide whether a dictionary or templates are worth trying.
@@ -2582,6 +2630,40 @@ mod tests {
             for s in streams {
                 prop_assert_eq!(&decode_ints(&s, values.len()).unwrap(), &values);
             }
+        }
+    }
+
+    proptest! {
+        /// Byte planes decode alike on the fast path this CPU takes and on the baseline path,
+        /// across block boundaries, at every width.
+        #[test]
+        fn planes_decode_alike_on_every_path(
+            bytes in proptest::collection::vec(any::<u8>(), 0..20_000),
+            width in 0usize..=8,
+        ) {
+            let count = if width == 0 { bytes.len() % 5000 } else { bytes.len() / width };
+            let planes: Vec<&[u8]> = (0..width).map(|k| &bytes[k * count..(k + 1) * count]).collect();
+            let want: Vec<i64> = (0..count)
+                .map(|i| {
+                    let u = (0..width).fold(0u64, |u, k| u | u64::from(planes[k][i]) << (8 * k));
+                    u as i64
+                })
+                .collect();
+            prop_assert_eq!(&from_planes(&planes, count, |u| u as i64), &want);
+            prop_assert_eq!(&from_planes_blocks(&planes, count, |u| u as i64), &want);
+        }
+
+        /// Varints decode to their values where small ones come in runs of eight or more (read
+        /// eight at a time) and where runs are cut by larger ones.
+        #[test]
+        fn varint_runs_decode_to_their_values(
+            values in proptest::collection::vec(
+                prop_oneof![8 => -64i64..64, 1 => any::<i64>()],
+                0..3000,
+            ),
+        ) {
+            let s = encode_ints(&values);
+            prop_assert_eq!(&decode_ints(&s, values.len()).unwrap(), &values);
         }
     }
 

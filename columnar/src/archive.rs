@@ -343,9 +343,17 @@ pub struct RecordWriter<W: Write> {
     bytes_in: u64,
 }
 
-/// Cuts `buf[range]` into row groups of about `size` bytes at line ends. The range's last,
-/// unterminated line is left for later unless `all`. Returns the pieces and where they end.
-fn cut(buf: &[u8], range: Range<usize>, size: usize, all: bool) -> (Vec<Range<usize>>, usize) {
+/// Cuts `buf[range]` into row groups of about `size` bytes at line ends, outside the spans
+/// `whole` (sorted statements over several lines, each held whole by one row group). The
+/// range's last, unterminated line is left for later unless `all`. Returns the pieces and
+/// where they end.
+fn cut(
+    buf: &[u8],
+    range: Range<usize>,
+    size: usize,
+    all: bool,
+    whole: &[Range<usize>],
+) -> (Vec<Range<usize>>, usize) {
     let mut pieces = Vec::new();
     let (mut start, n) = (range.start, range.end);
     while start < n {
@@ -372,6 +380,13 @@ fn cut(buf: &[u8], range: Range<usize>, size: usize, all: bool) -> (Vec<Range<us
                     }
                 }
             }
+        };
+        // Not inside a statement: before it, or after it where it starts the piece.
+        let at = whole.partition_point(|s| s.end <= end);
+        let end = match whole.get(at) {
+            Some(s) if s.start < end && s.start > start => s.start,
+            Some(s) if s.start < end => s.end,
+            _ => end,
         };
         pieces.push(start..end);
         start = end;
@@ -432,12 +447,12 @@ impl<W: Write> RecordWriter<W> {
     /// Encodes whole row groups from the pending input; with `all`, everything pending (the
     /// input has ended), otherwise only up to the last line end.
     fn encode_pending(&mut self, all: bool) -> Result<()> {
-        let segments = match &mut self.segmenter {
-            None => vec![(0, 0..self.pending.len())],
+        let (segments, whole) = match &mut self.segmenter {
+            None => (vec![(0, 0..self.pending.len())], Vec::new()),
             Some(seg) => {
                 seg.scan(&self.pending, all);
                 self.tables.clone_from(&seg.tables);
-                seg.segments()
+                (seg.segments(), seg.statements().to_vec())
             }
         };
         let size = self.opts.row_group_size;
@@ -446,7 +461,7 @@ impl<W: Write> RecordWriter<W> {
         let last = segments.len().saturating_sub(1);
         for (i, (table, range)) in segments.into_iter().enumerate() {
             // Every segment but the open last one ends at a line end, whole.
-            let (cuts, end) = cut(&self.pending, range, size, all || i < last);
+            let (cuts, end) = cut(&self.pending, range, size, all || i < last, &whole);
             pieces.extend(cuts.into_iter().map(|r| (table, r)));
             consumed = end;
         }

@@ -2641,7 +2641,7 @@ mod tests {
             bytes in proptest::collection::vec(any::<u8>(), 0..20_000),
             width in 0usize..=8,
         ) {
-            let count = if width == 0 { bytes.len() % 5000 } else { bytes.len() / width };
+            let count = bytes.len().checked_div(width).unwrap_or(bytes.len() % 5000);
             let planes: Vec<&[u8]> = (0..width).map(|k| &bytes[k * count..(k + 1) * count]).collect();
             let want: Vec<i64> = (0..count)
                 .map(|i| {

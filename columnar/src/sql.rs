@@ -1,7 +1,9 @@
 //! SQL dumps: each PostgreSQL `COPY name (a, b, ...) FROM stdin;` block becomes rows of a table
 //! of its own (tab-separated COPY text: no quoting, `\N` for null), and so does each table that
-//! `INSERT INTO name [(a, b, ...)] VALUES (...), (...);` lines fill (one row per tuple; the
-//! statement's text and spacing go to the rows' shapes; PostgreSQL and MySQL quoting). Every
+//! `INSERT INTO name [(a, b, ...)] VALUES (...), (...);` statements fill (one row per tuple; the
+//! statement's text, spacing and line ends go to the rows' shapes; PostgreSQL and MySQL
+//! quoting; a statement on one line or over several, a tuple a line as `pg_dump
+//! --rows-per-insert` writes them). Every
 //! other line — DDL, `SET`, `SELECT setval(...)`, comments, the `COPY` line itself and the `\.`
 //! that ends a block, an INSERT that is not all literals — stays a line of text in the
 //! statements table, table 0. The archive keeps the input as a sequence of segments, each a
@@ -283,6 +285,48 @@ fn parse_insert(line: &[u8]) -> Option<Insert> {
     parse_insert_with(line, false).or_else(|| parse_insert_with(line, true))
 }
 
+/// Longest INSERT statement read over several lines: a statement that has not ended by then
+/// stays lines of text (a row group holds a statement whole, and at most 64 MiB).
+const MAX_STATEMENT: usize = 16 << 20;
+
+/// An INSERT statement over several lines, as `pg_dump --rows-per-insert` and many SQL tools
+/// write them (`VALUES` and then a tuple a line), starting with the line at `start`, which
+/// does not parse alone. The statement ends with the first later line that ends with `;`: it
+/// parses whole or it is not a statement of literals. Returns it parsed (spans into
+/// `src[start..]`), the end of its text, the terminator of its last line and the start of the
+/// line after; `None` where it does not parse, or does not end within `src` (or
+/// [`MAX_STATEMENT`] bytes).
+fn multiline_insert(src: &[u8], start: usize) -> Option<(Insert, usize, u8, usize)> {
+    if !keyword(src, start, "INSERT INTO ") {
+        return None;
+    }
+    let mut p = start;
+    loop {
+        let (line, term, next) = line_at(src, p);
+        let end = p + line.len();
+        if trim_end(line).ends_with(b";") {
+            // A statement ending on its first line parsed alone or not at all.
+            return (p > start)
+                .then(|| parse_insert(&src[start..end]))
+                .flatten()
+                .map(|ins| (ins, end, term, next));
+        }
+        if next >= src.len() || next - start > MAX_STATEMENT {
+            return None;
+        }
+        p = next;
+    }
+}
+
+/// `b` without trailing whitespace.
+fn trim_end(b: &[u8]) -> &[u8] {
+    let n = b
+        .iter()
+        .rposition(|c| !c.is_ascii_whitespace())
+        .map_or(0, |i| i + 1);
+    &b[..n]
+}
+
 /// The dialect of an INSERT table of `arity` values per row; `None` when the statement lists
 /// a different number of columns.
 fn insert_dialect(columns: &[String], arity: usize) -> Option<Dialect> {
@@ -313,11 +357,18 @@ pub fn shred_inserts(src: &[u8], d: &Dialect) -> Shredded {
     let utf8 = std::str::from_utf8(src).is_ok();
     let mut p = 0;
     while p < src.len() {
-        let (start, (line, term, next)) = (p, line_at(src, p));
+        let (start, (mut line, mut term, mut next)) = (p, line_at(src, p));
+        let mut parsed = parse_insert(line);
+        if parsed.is_none() {
+            if let Some((ins, end, t, n)) = multiline_insert(src, start) {
+                // The statement's inner line ends are part of its rows' shapes.
+                (line, term, next) = (&src[start..end], t, n);
+                parsed = Some(ins);
+            }
+        }
         p = next;
-        let parsed = (utf8 || std::str::from_utf8(line).is_ok())
-            .then(|| parse_insert(line))
-            .flatten()
+        let parsed = parsed
+            .filter(|_| utf8 || std::str::from_utf8(line).is_ok())
             .filter(|ins| ins.tuples[0].values.len() == d.columns);
         let Some(ins) = parsed else {
             out.exceptions
@@ -373,6 +424,13 @@ enum State {
     },
     /// Inside a COPY block of this table.
     Copy(usize),
+    /// Inside an INSERT statement that began at buffer offset `start` and goes on over more
+    /// lines (see [`multiline_insert`]), while the segment of table `open` is open: its table
+    /// is known when it ends.
+    Statement {
+        open: usize,
+        start: usize,
+    },
 }
 
 /// Splits a SQL dump, a line at a time as it arrives, into segments of one table each.
@@ -386,6 +444,8 @@ pub struct Segmenter {
     closed: Vec<(usize, usize)>,
     /// Bytes of the buffer classified so far (always at a line start).
     scanned: usize,
+    /// The INSERT statements over several lines among them, which a row group holds whole.
+    statements: Vec<Range<usize>>,
 }
 
 impl Default for Segmenter {
@@ -398,6 +458,7 @@ impl Default for Segmenter {
             state: State::Statements,
             closed: Vec::new(),
             scanned: 0,
+            statements: Vec::new(),
         }
     }
 }
@@ -429,9 +490,42 @@ impl Segmenter {
                 State::CopyStart { name, columns } => {
                     State::Copy(self.table_for(name, &columns, &buf[start..next]))
                 }
+                State::Statement { open, start: first } => {
+                    let last = end && next == buf.len();
+                    if trim_end(line).ends_with(b";") || last || next - first > MAX_STATEMENT {
+                        self.statement_end(open, &buf[..next], first)
+                    } else {
+                        State::Statement { open, start: first }
+                    }
+                }
                 copy => copy,
             };
             self.scanned = next;
+        }
+        if let (true, State::Statement { open, start }) = (end, &self.state) {
+            // The input ended inside it: a statement cut short is lines of text.
+            self.state = self.statement_end(*open, buf, *start);
+        }
+    }
+
+    /// The state after the INSERT statement over several lines that began at `start` ends
+    /// with the last line of `buf` (or the input ends, or it grew too long): rows of its
+    /// table if it parses, lines of text otherwise.
+    fn statement_end(&mut self, open: usize, buf: &[u8], start: usize) -> State {
+        let table = multiline_insert(buf, start).and_then(|(ins, ..)| {
+            let d = insert_dialect(&ins.columns, ins.tuples[0].values.len())?;
+            Some(self.table_with(ins.name, d))
+        });
+        let now = table.unwrap_or(0);
+        if now != open {
+            self.close(open, start);
+        }
+        match table {
+            Some(t) => {
+                self.statements.push(start..buf.len());
+                State::Inserts(t)
+            }
+            None => State::Statements,
         }
     }
 
@@ -445,7 +539,12 @@ impl Segmenter {
             self.close(0, next);
             return State::CopyStart { name, columns };
         }
-        let table = parse_insert(line).and_then(|ins| {
+        let parsed = parse_insert(line);
+        if parsed.is_none() && keyword(line, 0, "INSERT INTO ") && !trim_end(line).ends_with(b";") {
+            // Its table is known when the statement ends, on a later line.
+            return State::Statement { open, start };
+        }
+        let table = parsed.and_then(|ins| {
             let d = insert_dialect(&ins.columns, ins.tuples[0].values.len())?;
             Some(self.table_with(ins.name, d))
         });
@@ -492,14 +591,22 @@ impl Segmenter {
             out.push((t, start..end));
             start = end;
         }
-        if self.scanned > start {
-            let open = match self.state {
-                State::Copy(t) | State::Inserts(t) => t,
-                _ => 0,
-            };
-            out.push((open, start..self.scanned));
+        // The open segment ends where a statement still being read begins.
+        let (open, end) = match self.state {
+            State::Copy(t) | State::Inserts(t) => (t, self.scanned),
+            State::Statement { open, start } => (open, start),
+            _ => (0, self.scanned),
+        };
+        if end > start {
+            out.push((open, start..end));
         }
         out
+    }
+
+    /// The INSERT statements over several lines in the segments so far: a row group is not
+    /// cut inside one.
+    pub fn statements(&self) -> &[Range<usize>] {
+        &self.statements
     }
 
     /// The caller dropped the first `n` bytes of its buffer (whole segments, then whole lines
@@ -514,6 +621,17 @@ impl Segmenter {
             }
         });
         self.scanned -= n;
+        if let State::Statement { start, .. } = &mut self.state {
+            *start -= n;
+        }
+        self.statements.retain_mut(|r| {
+            if r.end <= n {
+                false
+            } else {
+                *r = r.start.saturating_sub(n)..r.end - n;
+                true
+            }
+        });
     }
 }
 
@@ -537,6 +655,43 @@ mod tests {
         assert_eq!(parse_copy(b"COPY t (a) TO stdout;"), None);
         assert_eq!(parse_copy(b"COPY t (a, ) FROM stdin;"), None);
         assert_eq!(parse_copy(b"-- COPY t FROM stdin;"), None);
+    }
+
+    #[test]
+    fn statements_over_several_lines_are_rows_of_their_table() {
+        let dump = b"SET x = 1;\nINSERT INTO a VALUES\n\t(1, 'x'),\r\n\t(2, 'y;');\n\
+            INSERT INTO a VALUES (3, 'z');\nSELECT 1;\nINSERT INTO a VALUES\n(4,\n'w');\n\
+            INSERT INTO b VALUES\n(5, now());\nINSERT INTO a VALUES\n(6, 'v')\n";
+        // Fed a byte at a time: a statement's table is known only at its end.
+        let mut s = Segmenter::default();
+        for n in 0..dump.len() {
+            s.scan(&dump[..n], false);
+            let segs = s.segments();
+            assert!(segs.last().is_none_or(|(_, r)| r.end <= n));
+        }
+        s.scan(dump, true);
+        let segs = s.segments();
+        let spans: Vec<(usize, &[u8])> = segs.iter().map(|(t, r)| (*t, &dump[r.clone()])).collect();
+        assert_eq!(
+            spans,
+            [
+                (0, &b"SET x = 1;\n"[..]),
+                (1, b"INSERT INTO a VALUES\n\t(1, 'x'),\r\n\t(2, 'y;');\nINSERT INTO a VALUES (3, 'z');\n"),
+                (0, b"SELECT 1;\n"),
+                (1, b"INSERT INTO a VALUES\n(4,\n'w');\n"),
+                // Not literals, and never ended: lines of text.
+                (0, b"INSERT INTO b VALUES\n(5, now());\nINSERT INTO a VALUES\n(6, 'v')\n"),
+            ]
+        );
+        assert_eq!(s.tables.len(), 2);
+        let statements: Vec<&[u8]> = s.statements().iter().map(|r| &dump[r.clone()]).collect();
+        assert_eq!(statements, [&spans[1].1[..45], spans[3].1]);
+        // The rows, each value from its own line.
+        let rows: Vec<u8> = [spans[1].1, spans[3].1].concat();
+        let shredded = shred_inserts(&rows, &s.tables[1].dialect);
+        assert!(shredded.exceptions.is_empty());
+        assert_eq!(shredded.columns[0].data, b"1234");
+        assert_eq!(shredded.columns[1].data, b"xy;zw");
     }
 
     #[test]

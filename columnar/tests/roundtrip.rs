@@ -366,19 +366,30 @@ proptest! {
     }
 }
 
-/// A SQL dump's COPY blocks rewritten as INSERT lines: `rows_per_insert` tuples to a line, in
+/// A SQL dump's COPY blocks rewritten as INSERT statements of `rows_per_insert` tuples, in
 /// PostgreSQL (`''`) or MySQL (`\'`, backquoted names) quoting; `\N` becomes `NULL`, numbers
-/// stay bare, every other value is a string of the COPY text as it was.
-fn copy_dump_as_inserts(src: &[u8], rows_per_insert: usize, mysql: bool) -> Vec<u8> {
+/// stay bare, every other value is a string of the COPY text as it was. Each statement is a
+/// line, or with `multiline` a line per tuple after `VALUES`, as `pg_dump --rows-per-insert`
+/// writes them.
+fn copy_dump_as_inserts(
+    src: &[u8],
+    rows_per_insert: usize,
+    mysql: bool,
+    multiline: bool,
+) -> Vec<u8> {
     let text = std::str::from_utf8(src).unwrap();
     let mut out = String::new();
     let mut table: Option<String> = None;
     let mut pending: Vec<String> = Vec::new();
     let flush = |out: &mut String, table: &str, pending: &mut Vec<String>| {
         if !pending.is_empty() {
-            let sep = if mysql { "," } else { ", " };
+            let (before, sep) = match (multiline, mysql) {
+                (true, _) => ("\n\t", ",\n\t"),
+                (false, true) => (" ", ","),
+                (false, false) => (" ", ", "),
+            };
             out.push_str(&format!(
-                "INSERT INTO {table} VALUES {};\n",
+                "INSERT INTO {table} VALUES{before}{};\n",
                 pending.join(sep)
             ));
             pending.clear();
@@ -436,9 +447,12 @@ fn sql_dump_insert_lines_become_typed_tables() {
     let copy = std::fs::read(path).unwrap();
     let opts = WriteOptions::default();
     let copy_archive = check(&copy, Format::Sql, &opts, 1 << 20);
-    for (rows_per_insert, mysql, payment) in [(1, false, "public.payment"), (50, true, "`payment`")]
-    {
-        let src = copy_dump_as_inserts(&copy, rows_per_insert, mysql);
+    for (rows_per_insert, mysql, multiline, payment) in [
+        (1, false, false, "public.payment"),
+        (50, true, false, "`payment`"),
+        (100, false, true, "public.payment"),
+    ] {
+        let src = copy_dump_as_inserts(&copy, rows_per_insert, mysql, multiline);
         assert!(glyd_columnar::detect(&src[..1 << 20], false) == Some(Format::Sql));
         let archive = check(&src, Format::Sql, &opts, 100_003);
         assert_no_exceptions(&archive, payment);
@@ -467,7 +481,8 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(200))]
 
     /// INSERT lines of one or more tuples, in either quoting, with odd spacing, NULLs,
-    /// lines of the wrong width, unparsable values and CRLF ends, between statements.
+    /// lines of the wrong width, unparsable values and CRLF ends, between statements; and
+    /// INSERT statements over several lines, some never ended.
     #[test]
     fn generated_insert_dumps_round_trip(
         lines in proptest::collection::vec(
@@ -501,10 +516,17 @@ proptest! {
                 })
                 .collect();
             let line = format!("INSERT INTO t{table} VALUES {};", tuples.join(","));
+            // Statements over several lines: a tuple a line, LF or CRLF, or never ended.
+            let multi = |end: &str, last: &str| {
+                format!("INSERT INTO t{table} VALUES{end}  {}{last}{end}", tuples.join(&format!(",{end}  ")))
+            };
             match odd {
                 0 => src.extend_from_slice(format!("{line}\r\n").as_bytes()),
                 2 => src.extend_from_slice(format!("{}\n", line.replace(", ", ", now(), ")).as_bytes()),
                 4 => src.extend_from_slice(format!("-- {line}\n").as_bytes()),
+                5 => src.extend_from_slice(multi("\n", ";").as_bytes()),
+                6 => src.extend_from_slice(multi("\r\n", " ;").as_bytes()),
+                7 => src.extend_from_slice(multi("\n", "").as_bytes()),
                 _ => src.extend_from_slice(format!("{line}\n").as_bytes()),
             }
         }

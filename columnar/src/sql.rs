@@ -512,21 +512,27 @@ impl Segmenter {
     /// with the last line of `buf` (or the input ends, or it grew too long): rows of its
     /// table if it parses, lines of text otherwise.
     fn statement_end(&mut self, open: usize, buf: &[u8], start: usize) -> State {
-        let table = multiline_insert(buf, start).and_then(|(ins, ..)| {
-            let d = insert_dialect(&ins.columns, ins.tuples[0].values.len())?;
-            Some(self.table_with(ins.name, d))
-        });
-        let now = table.unwrap_or(0);
-        if now != open {
+        let table = multiline_insert(buf, start).and_then(|(ins, ..)| self.table_of(ins));
+        if table.is_some() {
+            self.statements.push(start..buf.len());
+        }
+        self.after_statement(open, start, table)
+    }
+
+    /// The table an INSERT statement fills (defined now if new); `None` when its column
+    /// list and its tuples differ in width.
+    fn table_of(&mut self, ins: Insert) -> Option<usize> {
+        let d = insert_dialect(&ins.columns, ins.tuples[0].values.len())?;
+        Some(self.table_with(ins.name, d))
+    }
+
+    /// The state after a statement at `start` that is rows of `table` (or, `None`, a line
+    /// of text), read while the segment of table `open` is open.
+    fn after_statement(&mut self, open: usize, start: usize, table: Option<usize>) -> State {
+        if table.unwrap_or(0) != open {
             self.close(open, start);
         }
-        match table {
-            Some(t) => {
-                self.statements.push(start..buf.len());
-                State::Inserts(t)
-            }
-            None => State::Statements,
-        }
+        table.map_or(State::Statements, State::Inserts)
     }
 
     /// The state after `line` (`start..next` of the buffer), read outside COPY data while
@@ -544,18 +550,8 @@ impl Segmenter {
             // Its table is known when the statement ends, on a later line.
             return State::Statement { open, start };
         }
-        let table = parsed.and_then(|ins| {
-            let d = insert_dialect(&ins.columns, ins.tuples[0].values.len())?;
-            Some(self.table_with(ins.name, d))
-        });
-        let now = table.unwrap_or(0);
-        if now != open {
-            self.close(open, start);
-        }
-        match table {
-            Some(t) => State::Inserts(t),
-            None => State::Statements,
-        }
+        let table = parsed.and_then(|ins| self.table_of(ins));
+        self.after_statement(open, start, table)
     }
 
     /// The index of the table `name` with these columns, defined now if new.

@@ -36,6 +36,12 @@ async fn with_store(objects: &[(&str, Vec<u8>)]) -> SessionContext {
     ctx
 }
 
+/// `CREATE EXTERNAL TABLE name STORED AS GLYD LOCATION 'location'`.
+async fn create_table(ctx: &SessionContext, name: &str, location: &str) {
+    let sql = format!("CREATE EXTERNAL TABLE {name} STORED AS GLYD LOCATION '{location}'");
+    ctx.sql(&sql).await.unwrap().collect().await.unwrap();
+}
+
 #[tokio::test]
 async fn an_object_store_prefix_reads_like_glyd_table() {
     let csv = std::fs::read(example("HDFS_2k.log_structured.csv")).unwrap();
@@ -50,12 +56,7 @@ async fn an_object_store_prefix_reads_like_glyd_table() {
         ("logs/notes.txt", b"not an archive".to_vec()),
     ])
     .await;
-    ctx.sql("CREATE EXTERNAL TABLE remote STORED AS GLYD LOCATION 'memory:///logs/'")
-        .await
-        .unwrap()
-        .collect()
-        .await
-        .unwrap();
+    create_table(&ctx, "remote", "memory:///logs/").await;
     let dir = tempfile::tempdir().unwrap();
     let local = dir.path().join("hdfs.glyd");
     std::fs::write(&local, archive(&csv)).unwrap();
@@ -80,12 +81,7 @@ async fn files_of_different_columns_merge() {
         ("t/b.glyd", archive(b"id,score\n2,5\n")),
     ])
     .await;
-    ctx.sql("CREATE EXTERNAL TABLE t STORED AS GLYD LOCATION 'memory:///t/'")
-        .await
-        .unwrap()
-        .collect()
-        .await
-        .unwrap();
+    create_table(&ctx, "t", "memory:///t/").await;
     let got = table_text(&ctx, "SELECT id, name, score FROM t ORDER BY id").await;
     let want = "\
 +----+------+-------+
@@ -150,12 +146,7 @@ async fn filters_skip_row_groups_by_their_statistics() {
         ));
     }
     let ctx = with_store(&[("t/a.glyd", archive(csv.as_bytes()))]).await;
-    ctx.sql("CREATE EXTERNAL TABLE t STORED AS GLYD LOCATION 'memory:///t/'")
-        .await
-        .unwrap()
-        .collect()
-        .await
-        .unwrap();
+    create_table(&ctx, "t", "memory:///t/").await;
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("t.csv");
     std::fs::write(&path, &csv).unwrap();
@@ -231,18 +222,8 @@ async fn filters_skip_row_groups_by_their_statistics() {
 #[tokio::test]
 async fn file_statistics_come_from_chunk_statistics() {
     let ctx = with_store(&[("t/a.glyd", archive(b"id,day\n3,2024-01-05\n1,2024-01-02\n"))]).await;
-    ctx.sql("CREATE EXTERNAL TABLE t STORED AS GLYD LOCATION 'memory:///t/'")
-        .await
-        .unwrap()
-        .collect()
-        .await
-        .unwrap();
-    ctx.sql("SET datafusion.explain.show_statistics = true")
-        .await
-        .unwrap()
-        .collect()
-        .await
-        .unwrap();
+    create_table(&ctx, "t", "memory:///t/").await;
+    table_text(&ctx, "SET datafusion.explain.show_statistics = true").await;
     let plan = table_text(&ctx, "EXPLAIN SELECT id, day FROM t").await;
     assert!(plan.contains("Rows=Exact(2)"), "{plan}");
     assert!(

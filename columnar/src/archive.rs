@@ -10,7 +10,8 @@ use std::io::{self, Read, Write};
 use std::ops::Range;
 use std::sync::Arc;
 
-use arrow_array::RecordBatch;
+use arrow_array::{BooleanArray, RecordBatch};
+use arrow_buffer::BooleanBuffer;
 use arrow_schema::{Field, Schema, SchemaRef};
 use rayon::prelude::*;
 
@@ -1071,6 +1072,7 @@ impl ArchiveReader {
             whole,
             schema,
             rows,
+            keep: None,
             next_row: 0,
             batch_rows: batch_rows.max(1),
             offset: g.offset,
@@ -1308,21 +1310,66 @@ pub struct GroupBatches {
     whole: Option<Vec<arrow_array::ArrayRef>>,
     schema: SchemaRef,
     rows: usize,
+    /// The rows a query keeps (see [`GroupBatches::keep_only`]); all when `None`.
+    keep: Option<BooleanBuffer>,
     next_row: usize,
     batch_rows: usize,
     /// The row group's offset in the archive, for errors.
     offset: u64,
 }
 
+impl GroupBatches {
+    /// Keeps only the rows whose value in column `column` (of the projection) passes `test`,
+    /// judged on the chunk's dictionary: `test` runs once per distinct value (escapes undone),
+    /// each row takes its entry's answer, null rows go. Batches then hold only the rows kept,
+    /// and a batch's worth of rows none of which is kept is never made. Returns whether it
+    /// applied: `false` (every row kept) where the chunk is not dictionary-coded.
+    pub fn keep_only(&mut self, column: usize, test: &dyn Fn(&[u8]) -> bool) -> bool {
+        let e = self.escapes;
+        let passing = match self.columns.get(column) {
+            Some(c) => c.rows_passing(|v| escapes::as_read(e, v), test),
+            None => None,
+        };
+        let Some(passing) = passing.filter(|p| p.len() == self.rows) else {
+            return false;
+        };
+        let passing = BooleanBuffer::from(passing);
+        self.keep = Some(match self.keep.take() {
+            Some(k) => &k & &passing,
+            None => passing,
+        });
+        true
+    }
+
+    /// Rows of the row group that its batches hold.
+    pub fn rows_kept(&self) -> usize {
+        self.keep.as_ref().map_or(self.rows, |k| k.count_set_bits())
+    }
+}
+
 impl Iterator for GroupBatches {
     type Item = Result<RecordBatch>;
 
     fn next(&mut self) -> Option<Result<RecordBatch>> {
-        if self.next_row >= self.rows {
-            return None;
-        }
-        let range = self.next_row..(self.next_row + self.batch_rows).min(self.rows);
-        self.next_row = range.end;
+        let (range, kept) = loop {
+            if self.next_row >= self.rows {
+                return None;
+            }
+            let range = self.next_row..(self.next_row + self.batch_rows).min(self.rows);
+            self.next_row = range.end;
+            let kept = self
+                .keep
+                .as_ref()
+                .map(|k| k.slice(range.start, range.len()));
+            match &kept {
+                Some(k) if k.count_set_bits() == 0 => {
+                    for (c, cursor) in self.columns.iter().zip(&mut self.cursors) {
+                        c.skip_rows(range.clone(), cursor);
+                    }
+                }
+                _ => break (range, kept),
+            }
+        };
         let arrays = match &self.whole {
             Some(arrays) => Ok(arrays
                 .iter()
@@ -1343,10 +1390,19 @@ impl Iterator for GroupBatches {
                 })
                 .collect::<Result<Vec<_>>>(),
         };
+        let corrupt =
+            |e: arrow_schema::ArrowError| Error::corrupt("row group", self.offset, e.to_string());
         let batch = arrays.and_then(|arrays| {
             let opts = arrow_array::RecordBatchOptions::new().with_row_count(Some(range.len()));
-            RecordBatch::try_new_with_options(self.schema.clone(), arrays, &opts)
-                .map_err(|e| Error::corrupt("row group", self.offset, e.to_string()))
+            let batch = RecordBatch::try_new_with_options(self.schema.clone(), arrays, &opts)
+                .map_err(corrupt)?;
+            match kept {
+                Some(k) if k.count_set_bits() < range.len() => {
+                    arrow_select::filter::filter_record_batch(&batch, &BooleanArray::new(k, None))
+                        .map_err(corrupt)
+                }
+                _ => Ok(batch),
+            }
         });
         if batch.is_err() {
             // One error ends the row group.

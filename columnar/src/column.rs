@@ -1869,6 +1869,54 @@ impl Column {
         }))
     }
 
+    /// Moves `cursor` past rows `range` without making them (see [`Column::to_arrow_rows`]):
+    /// a range no row of which a query keeps.
+    pub fn skip_rows(&self, range: Range<usize>, cursor: &mut RowCursor) {
+        if let Column::Typed { flags, .. } = self {
+            cursor.next_value += match flags {
+                Some(f) => f
+                    .get(range)
+                    .map_or(0, |f| f.iter().filter(|&&x| has_value(x)).count()),
+                None => range.len(),
+            };
+        }
+    }
+
+    /// For each row of a dictionary-coded text column, whether its value (as `read` presents
+    /// an entry) passes `test`, and is not null; `None` for a column coded another way.
+    /// `test` runs once per distinct value, not once per row.
+    pub fn rows_passing(
+        &self,
+        read: impl Fn(&[u8]) -> std::borrow::Cow<'_, [u8]>,
+        test: &dyn Fn(&[u8]) -> bool,
+    ) -> Option<Vec<bool>> {
+        let Column::Text {
+            flags,
+            data,
+            offsets,
+            ids: Some(ids),
+            ..
+        } = self
+        else {
+            return None;
+        };
+        let entries = offsets
+            .windows(2)
+            .map(|w| Some(test(&read(data.get(w[0] as usize..w[1] as usize)?))))
+            .collect::<Option<Vec<bool>>>()?;
+        // An id past the entries (refused when the chunk decoded) keeps its row.
+        let mut rows: Vec<bool> = ids
+            .iter()
+            .map(|&id| entries.get(id as usize).copied().unwrap_or(true))
+            .collect();
+        if let Some(f) = flags {
+            for (r, &flag) in rows.iter_mut().zip(f) {
+                *r &= has_value(flag);
+            }
+        }
+        Some(rows)
+    }
+
     /// The column (of `rows` rows) as an Arrow array of type `target`: the archive schema's
     /// type for the column, which is this chunk's kind's type or, for a column whose kind
     /// differs between row groups, Utf8 (the values' spellings).

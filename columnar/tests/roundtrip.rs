@@ -907,3 +907,54 @@ fn text_values_read_as_arrow_without_their_escapes() {
     assert_eq!(values(&archive, "`film`", 1)[3], "It's 3");
     assert_eq!(values(&archive, "`film`", 2)[3], "a\\b");
 }
+
+#[test]
+fn rows_kept_on_dictionary_codes_read_as_the_rows_that_pass() {
+    // `kind` is a dictionary; `amount` has nulls, so skipping a batch must still move past
+    // exactly its present values.
+    let mut csv = String::from("id,kind,amount\n");
+    let mut want = Vec::new();
+    for i in 0..5000 {
+        let kind = match i {
+            _ if i % 97 == 3 => "beta",
+            _ if i % 2 == 0 => "alpha",
+            _ => "gamma",
+        };
+        let amount = if i % 5 == 0 {
+            String::new()
+        } else {
+            format!("{}.{:02}", i / 3, i % 100)
+        };
+        if kind == "beta" {
+            want.push(format!("{i}|{amount}"));
+        }
+        csv.push_str(&format!("{i},{kind},{amount}\n"));
+    }
+    let d = sniff(csv.as_bytes(), true).unwrap();
+    let archive = check(csv.as_bytes(), d, &WriteOptions::default(), 1 << 20);
+    let r = ArchiveReader::from_bytes(archive).unwrap();
+    assert!(matches!(
+        r.coding(0, 1).unwrap(),
+        glyd_columnar::column::Coding::Dictionary
+    ));
+    let mut batches = r.read_batches(Some(&[0, 2, 1]), 0, 7, true).unwrap();
+    assert!(batches.keep_only(2, &|v| v == b"beta"));
+    assert_eq!(batches.rows_kept(), want.len());
+    let mut got = Vec::new();
+    for b in batches {
+        let b = b.unwrap();
+        for k in 0..b.num_rows() {
+            let amount = arrow_cast::display::array_value_to_string(b.column(1), k).unwrap();
+            got.push(format!(
+                "{}|{amount}",
+                arrow_cast::display::array_value_to_string(b.column(0), k).unwrap()
+            ));
+            assert_eq!(text(b.column(2), k), "beta");
+        }
+    }
+    assert_eq!(got, want);
+    // Typed columns have no dictionary to judge.
+    let mut batches = r.read_batches(Some(&[0]), 0, 7, true).unwrap();
+    assert!(!batches.keep_only(0, &|_| false));
+    assert_eq!(batches.rows_kept(), 5000);
+}

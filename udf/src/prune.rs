@@ -6,6 +6,8 @@
 //! else, or a literal that does not convert exactly into the column's stored units, keeps the
 //! row group: pruning only ever skips row groups that cannot match.
 
+use std::sync::Arc;
+
 use datafusion::arrow::datatypes::{DataType, Schema};
 use datafusion::common::ScalarValue;
 use datafusion::logical_expr::expr::InList;
@@ -116,6 +118,62 @@ pub fn may_match(
             None => true,
         },
         _ => true,
+    }
+}
+
+/// A test of one text value, as read.
+pub type RowTest = Arc<dyn Fn(&[u8]) -> bool + Send + Sync>;
+
+/// `filter` as a test of one text column's values, where it is one a dictionary can answer
+/// a distinct value at a time: `column = 'text'`, `column IN ('a', ...)`, `column LIKE
+/// 'prefix%'`, and `OR`s of those on one column. A row whose value fails it, or is null,
+/// cannot satisfy `filter`.
+pub fn row_test(filter: &Expr, schema: &Schema) -> Option<(usize, RowTest)> {
+    let text = |c: usize| {
+        matches!(
+            schema.field(c).data_type(),
+            DataType::Utf8 | DataType::Utf8View
+        )
+    };
+    let bytes = |v: &ScalarValue| match stored(v, Kind::Text)? {
+        Value::Text(t) => Some(t),
+        Value::Int(_) => None,
+    };
+    match filter {
+        // `IN` lists reach here as `OR`s of `=` (DataFusion rewrites short ones).
+        Expr::BinaryExpr(BinaryExpr {
+            left,
+            op: Operator::Or,
+            right,
+        }) => {
+            let ((a, left), (b, right)) = (row_test(left, schema)?, row_test(right, schema)?);
+            (a == b).then(|| {
+                let test: RowTest = Arc::new(move |v| left(v) || right(v));
+                (a, test)
+            })
+        }
+        Expr::BinaryExpr(BinaryExpr { left, op, right }) => {
+            let (c, op, lit) = comparison(left, *op, right, schema)?;
+            let want = bytes(lit)?;
+            (op == Operator::Eq && text(c)).then(|| {
+                let test: RowTest = Arc::new(move |v| v == want.as_slice());
+                (c, test)
+            })
+        }
+        Expr::InList(l) => {
+            let (c, values) = in_list(l, schema)?;
+            let wanted = values.into_iter().map(bytes).collect::<Option<Vec<_>>>()?;
+            text(c).then(|| {
+                let test: RowTest = Arc::new(move |v| wanted.iter().any(|w| w.as_slice() == v));
+                (c, test)
+            })
+        }
+        Expr::Like(l) => {
+            let (c, prefix) = like_prefix(l, schema)?;
+            let test: RowTest = Arc::new(move |v| v.starts_with(&prefix));
+            Some((c, test))
+        }
+        _ => None,
     }
 }
 

@@ -1,8 +1,10 @@
 //! [`GlydScanExec`], the physical plan node of a scan of a [`GlydTable`](crate::GlydTable):
 //! each partition is a run of row groups, decoded one row group at a time as the stream is
-//! polled, only the projected columns. Its metrics say what the scan cost: row groups pruned
-//! and kept, stored bytes decoded beside the archives' size, and decode time; `EXPLAIN
-//! ANALYZE` shows them, and [`scan_stats`] reads them from an executed plan.
+//! polled, only the projected columns. Filters that a dictionary answers (`=`, `IN`, `LIKE
+//! 'prefix%'` on text) drop rows by their codes before batches are made. Its metrics say
+//! what the scan cost: row groups pruned and kept, stored bytes decoded beside the archives'
+//! size, rows skipped on codes, and decode time; `EXPLAIN ANALYZE` shows them, and
+//! [`scan_stats`] reads them from an executed plan.
 
 use std::fmt;
 use std::sync::Arc;
@@ -25,6 +27,7 @@ use datafusion::physical_plan::{
     SendableRecordBatchStream,
 };
 
+use crate::prune::RowTest;
 use crate::table::{external, Source};
 
 /// Metric names.
@@ -33,6 +36,7 @@ const ROW_GROUPS_KEPT: &str = "row_groups_kept";
 const BYTES_DECODED: &str = "bytes_decoded";
 const ARCHIVE_BYTES: &str = "archive_bytes";
 const DECODE_TIME: &str = "decode_time";
+const ROWS_SKIPPED: &str = "rows_skipped_on_codes";
 
 /// What a scan read, summed over the scans of a plan (see [`scan_stats`]): the row groups of
 /// its tables and how many the filters kept, the stored bytes of the column chunks it decoded,
@@ -43,6 +47,9 @@ pub struct ScanStats {
     pub row_groups_kept: usize,
     pub bytes_decoded: u64,
     pub archive_bytes: u64,
+    /// Rows of the kept row groups that filters ruled out on dictionary codes, never made
+    /// into batches.
+    pub rows_skipped_on_codes: u64,
 }
 
 /// The scans' statistics of an executed `plan` (every [`GlydScanExec`] in it, summed).
@@ -56,6 +63,7 @@ pub fn scan_stats(plan: &Arc<dyn ExecutionPlan>) -> ScanStats {
             total.row_groups_kept += s.row_groups_kept;
             total.bytes_decoded += s.bytes_decoded;
             total.archive_bytes += s.archive_bytes;
+            total.rows_skipped_on_codes += s.rows_skipped_on_codes;
         }
         stack.extend(p.children());
     }
@@ -69,6 +77,8 @@ pub struct GlydScanExec {
     runs: Vec<Vec<(usize, usize)>>,
     columns: Vec<usize>,
     schema: SchemaRef,
+    /// Filters judged on dictionary codes: (position in `columns`, test of a value).
+    row_tests: Vec<(usize, RowTest)>,
     /// Where row groups decode; `None` (the OS gave no threads): rayon's global pool.
     pool: Option<Arc<rayon::ThreadPool>>,
     limit: Option<usize>,
@@ -121,12 +131,24 @@ impl GlydScanExec {
             runs,
             columns,
             schema,
+            row_tests: Vec::new(),
             pool,
             limit,
             row_groups,
             properties,
             metrics,
         }
+    }
+
+    /// The scan with rows dropped where a filter rules them out on a dictionary-coded
+    /// chunk's codes (`tests`: table column and test of its values; see
+    /// [`crate::prune::row_test`]). Filters on columns the scan does not read are left out.
+    pub(crate) fn with_row_tests(mut self, tests: Vec<(usize, RowTest)>) -> Self {
+        self.row_tests = tests
+            .into_iter()
+            .filter_map(|(c, t)| Some((self.columns.iter().position(|&p| p == c)?, t)))
+            .collect();
+        self
     }
 
     /// What this scan has read so far (all of it, once every partition has run).
@@ -138,6 +160,7 @@ impl GlydScanExec {
             row_groups_kept: sum(ROW_GROUPS_KEPT),
             bytes_decoded: sum(BYTES_DECODED) as u64,
             archive_bytes: sum(ARCHIVE_BYTES) as u64,
+            rows_skipped_on_codes: sum(ROWS_SKIPPED) as u64,
         }
     }
 }
@@ -235,8 +258,10 @@ impl ExecutionPlan for GlydScanExec {
             sources: self.sources.clone(),
             columns: self.columns.clone(),
             schema: self.schema.clone(),
+            row_tests: self.row_tests.clone(),
             pool: self.pool.clone(),
             bytes_decoded: MetricBuilder::new(&self.metrics).counter(BYTES_DECODED, partition),
+            rows_skipped: MetricBuilder::new(&self.metrics).counter(ROWS_SKIPPED, partition),
             decode_time: MetricBuilder::new(&self.metrics).subset_time(DECODE_TIME, partition),
         };
         // A row group's chunks decode once; its batches, of the session's size, are made as
@@ -267,6 +292,7 @@ impl ExecutionPlan for GlydScanExec {
             runs: self.runs.clone(),
             columns: self.columns.clone(),
             schema: self.schema.clone(),
+            row_tests: self.row_tests.clone(),
             pool: self.pool.clone(),
             limit,
             row_groups: self.row_groups,
@@ -282,8 +308,10 @@ struct GroupRun {
     sources: Vec<Source>,
     columns: Vec<usize>,
     schema: SchemaRef,
+    row_tests: Vec<(usize, RowTest)>,
     pool: Option<Arc<rayon::ThreadPool>>,
     bytes_decoded: Count,
+    rows_skipped: Count,
     decode_time: Time,
 }
 
@@ -314,6 +342,11 @@ impl GroupRun {
         timer.done();
         match batches {
             Ok(mut batches) => {
+                for (c, test) in &self.row_tests {
+                    batches.keep_only(*c, test.as_ref());
+                }
+                self.rows_skipped
+                    .add(meta.rows as usize - batches.rows_kept());
                 let path = s.path.clone();
                 // Making each batch from the decoded chunks is decode time too.
                 let time = self.decode_time.clone();

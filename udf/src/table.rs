@@ -245,15 +245,22 @@ impl TableProvider for GlydTable {
         };
         let schema = Arc::new(self.schema.project(&columns)?);
         let groups = self.groups_for(filters);
-        Ok(Arc::new(GlydScanExec::new(
-            self.sources.clone(),
-            groups,
-            self.all_groups().len(),
-            columns,
-            schema,
-            state.config_options().execution.target_partitions,
-            limit,
-        )))
+        let tests = filters
+            .iter()
+            .filter_map(|f| prune::row_test(f, &self.schema))
+            .collect();
+        Ok(Arc::new(
+            GlydScanExec::new(
+                self.sources.clone(),
+                groups,
+                self.all_groups().len(),
+                columns,
+                schema,
+                state.config_options().execution.target_partitions,
+                limit,
+            )
+            .with_row_tests(tests),
+        ))
     }
 }
 

@@ -269,6 +269,56 @@ async fn filters_compare_with_values_as_read() {
 }
 
 #[tokio::test]
+async fn dictionary_filters_skip_rows_on_codes() {
+    // One row group of 20,000 rows: `kind` is a dictionary of three values.
+    let mut csv = String::from("id,kind,note\n");
+    for i in 0..20_000 {
+        let kind = match i % 4 {
+            _ if i == 12_345 => "beta",
+            0 | 1 => "alpha",
+            _ => "gamma",
+        };
+        csv.push_str(&format!("{i},{kind},n{}\n", i % 7));
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("kinds.glyd");
+    let format = sniff(csv.as_bytes(), true).unwrap().into();
+    archive(csv.as_bytes(), format, 16 << 20, &path);
+    let csv_path = dir.path().join("kinds.csv");
+    std::fs::write(&csv_path, &csv).unwrap();
+    let ctx = SessionContext::new();
+    ctx.register_glyd("k", &path).unwrap();
+    ctx.register_csv("csv", csv_path.to_str().unwrap(), CsvReadOptions::new())
+        .await
+        .unwrap();
+    for (query, skipped) in [
+        (
+            "SELECT count(*) AS n, min(id) AS lo, max(note) AS m FROM {t} WHERE kind = 'beta'",
+            19_999,
+        ),
+        (
+            "SELECT count(*) AS n, sum(id) AS s FROM {t} WHERE kind IN ('beta', 'gamma')",
+            10_000 - 1,
+        ),
+        (
+            "SELECT count(*) AS n, sum(id) AS s FROM {t} WHERE kind LIKE 'al%' AND id > 100",
+            10_001,
+        ),
+        // Ruled out by the dictionary before any row is decoded.
+        ("SELECT count(*) AS n FROM {t} WHERE kind = 'delta'", 0),
+        (
+            "SELECT id, kind FROM {t} WHERE kind = 'beta' OR id < 3 ORDER BY id",
+            0,
+        ),
+    ] {
+        let (got, scan) = table_text_and_scan(&ctx, &query.replace("{t}", "k")).await;
+        let want = table_text(&ctx, &query.replace("{t}", "csv")).await;
+        assert_eq!(got, want, "{query}");
+        assert_eq!(scan.rows_skipped_on_codes, skipped, "{query}: {scan:?}");
+    }
+}
+
+#[tokio::test]
 async fn sql_dump_tables_register_by_name() {
     let dump = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../shared/corpus/sakila/postgres-sakila-insert-data-using-copy.sql");

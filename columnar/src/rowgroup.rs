@@ -259,7 +259,7 @@ fn verify_batch(encoded: &[u8], batch: &RecordBatch, table: usize) -> Result<()>
     let mut columns = vec![0; table + 1];
     columns[table] = batch.num_columns();
     let meta = parse_header(encoded, 0, &columns)?;
-    let decoded = decode_columns(encoded, &meta, None)?;
+    let decoded = decode_columns(encoded, &meta, None, true)?;
     for ((c, a), f) in decoded
         .iter()
         .zip(batch.columns())
@@ -773,11 +773,13 @@ pub fn chunk_dictionary(src: &[u8], meta: &RowGroupMeta, i: usize) -> Result<Opt
 }
 
 /// Decodes the columns in `which` (all when `None`) of the row group `meta`, whose bytes start
-/// at `src[0]` (archive offset `meta.offset`).
+/// at `src[0]` (archive offset `meta.offset`): in parallel on the current rayon pool, or with
+/// `parallel` false one after another on the calling thread.
 pub fn decode_columns(
     src: &[u8],
     meta: &RowGroupMeta,
     which: Option<&[usize]>,
+    parallel: bool,
 ) -> Result<Vec<Column>> {
     let limit = chunk_limit(meta);
     let all: Vec<usize> = (0..meta.columns.len()).collect();
@@ -801,8 +803,10 @@ pub fn decode_columns(
     let mut unique = which.to_vec();
     unique.sort_unstable();
     unique.dedup();
-    let decoded: Vec<(usize, Result<Column>)> =
-        unique.par_iter().map(|&i| (i, decode_one(i))).collect();
+    let decoded: Vec<(usize, Result<Column>)> = match parallel {
+        true => unique.par_iter().map(|&i| (i, decode_one(i))).collect(),
+        false => unique.iter().map(|&i| (i, decode_one(i))).collect(),
+    };
     for (i, c) in decoded {
         slots[i] = Some(c?);
     }
@@ -871,7 +875,7 @@ fn chunk_limit(meta: &RowGroupMeta) -> usize {
 /// Rebuilds the row group's input and appends it to `out`, checking it against the stored
 /// checksum.
 pub fn rebuild(src: &[u8], meta: &RowGroupMeta, d: &Dialect, out: &mut Vec<u8>) -> Result<()> {
-    let columns = decode_columns(src, meta, None)?;
+    let columns = decode_columns(src, meta, None, true)?;
     let mut rows = decode_streams(src, meta.offset, &meta.row_streams, chunk_limit(meta))?;
     let mut take = |role: RowRole| {
         rows.iter_mut()

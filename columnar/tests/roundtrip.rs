@@ -953,6 +953,12 @@ fn rows_kept_on_dictionary_codes_read_as_the_rows_that_pass() {
         }
     }
     assert_eq!(got, want);
+    // Decoded on this thread, one chunk after another: the same batches.
+    let all = |b: glyd_columnar::GroupBatches| b.map(|b| b.unwrap()).collect::<Vec<_>>();
+    assert_eq!(
+        all(r.read_batches_here(None, 0, 700, true).unwrap()),
+        all(r.read_batches(None, 0, 700, true).unwrap())
+    );
     // Typed columns have no dictionary to judge.
     let mut batches = r.read_batches(Some(&[0]), 0, 7, true).unwrap();
     assert!(!batches.keep_only(0, &|_| false));

@@ -336,6 +336,11 @@ impl GroupRun {
         let timer = self.decode_time.timer();
         let read = || s.archive.read_batches(Some(&self.columns), g, size, true);
         let batches = match &self.pool {
+            // One core: decoded here, where the batches are made and the query runs.
+            Some(pool) if pool.current_num_threads() == 1 => {
+                s.archive
+                    .read_batches_here(Some(&self.columns), g, size, true)
+            }
             Some(pool) => pool.install(read),
             None => read(),
         };

@@ -111,7 +111,11 @@ fn decode_only(archive: &Path, parquet: &Path) -> Result<(f64, f64), Error> {
         .collect::<Result<Vec<_>, _>>()?;
     let mask = ProjectionMask::roots(builder.parquet_schema(), roots);
     let t = Instant::now();
-    for b in builder.with_projection(mask).with_batch_size(8192).build()? {
+    for b in builder
+        .with_projection(mask)
+        .with_batch_size(8192)
+        .build()?
+    {
         b?;
     }
     Ok((glyd, t.elapsed().as_secs_f64() * 1e3))

@@ -25,6 +25,7 @@ use crate::error::{Error, Result};
 use crate::escapes::{self, Escapes};
 use crate::rowgroup::{self, RowGroupMeta, TAG_END, TAG_ROW_GROUP, TAG_TABLE};
 use crate::sql::{Segmenter, Table};
+use crate::text_test::TextTest;
 
 /// First bytes of every record archive.
 pub const MAGIC: [u8; 4] = [0x89, b'G', b'L', b'R'];
@@ -1345,14 +1346,16 @@ pub struct GroupBatches {
 
 impl GroupBatches {
     /// Keeps only the rows whose value in column `column` (of the projection) passes `test`,
-    /// judged on the chunk's dictionary: `test` runs once per distinct value (escapes undone),
-    /// each row takes its entry's answer, null rows go. Batches then hold only the rows kept,
-    /// and a batch's worth of rows none of which is kept is never made. Returns whether it
-    /// applied: `false` (every row kept) where the chunk is not dictionary-coded.
-    pub fn keep_only(&mut self, column: usize, test: &dyn Fn(&[u8]) -> bool) -> bool {
+    /// judged on the chunk's codes (see [`Column::rows_passing`]): a dictionary's once per
+    /// distinct value (escapes undone), a templated chunk's once per template where that
+    /// settles it; null rows go. Batches then hold only the rows kept, and a batch's worth of
+    /// rows none of which is kept is never made. Returns whether it applied: `false` (every
+    /// row kept) where the chunk is coded neither way.
+    pub fn keep_only(&mut self, column: usize, test: &TextTest) -> bool {
         let e = self.escapes;
+        let escaped = self.escaped.get(column).copied().unwrap_or(true);
         let passing = match self.columns.get(column) {
-            Some(c) => c.rows_passing(|v| escapes::as_read(e, v), test),
+            Some(c) => c.rows_passing(|v| escapes::as_read(e, v), escaped, test),
             None => None,
         };
         let Some(passing) = passing.filter(|p| p.len() == self.rows) else {

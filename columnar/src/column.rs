@@ -25,6 +25,7 @@ use crate::bytes::{put_varint, unzigzag, zigzag, Cursor};
 use crate::error::{Error, Result};
 use crate::template;
 use crate::text::{self, TimeFormat};
+use crate::text_test::TextTest;
 
 /// Flag of a value spelled as is.
 pub const BARE: u8 = 0;
@@ -1473,6 +1474,17 @@ pub fn encode_text(col: &RawColumn) -> Vec<EncodedColumn> {
     out
 }
 
+/// A templated text chunk's templates and each row's template: enough to judge a filter once
+/// per template ([`Column::rows_passing`]).
+#[derive(Clone, Debug)]
+pub struct TemplateCodes {
+    /// The templates back to back, and where each ends (after a leading 0).
+    data: Vec<u8>,
+    offsets: Vec<u32>,
+    /// Each row's template.
+    ids: Vec<u32>,
+}
+
 /// A decoded column chunk.
 #[derive(Clone, Debug)]
 pub enum Column {
@@ -1495,6 +1507,8 @@ pub enum Column {
         /// run, the entries are one per distinct value of that column (or none, for a copy)
         /// and `ids` is unset.
         follows: Option<Follow>,
+        /// A templated chunk's codes, kept beside its values (every row's, filled in).
+        templates: Option<Box<TemplateCodes>>,
     },
     /// A column of an Arrow table as its Arrow IPC stream (see [`Kind::Arrow`]).
     Arrow(Vec<u8>),
@@ -1666,7 +1680,7 @@ pub fn decode(
         .map_err(bad)?;
         return Ok(Column::plain_text(flags, values, ends));
     }
-    let ids = match ids {
+    let mut ids = match ids {
         None if follows.is_some() => None,
         None => {
             if entry_count != rows {
@@ -1695,8 +1709,12 @@ pub fn decode(
             Some(ids)
         }
     };
-    if let (Some(vars), Some(ids)) = (&vars, &ids) {
-        // Templates: fill the holes now; the column is then every row's value.
+    if let Some(vars) = &vars {
+        // Templates: fill the holes now; the column is then every row's value, with the
+        // codes kept for filters (see `Column::rows_passing`).
+        let ids = ids
+            .take()
+            .ok_or_else(|| bad("template variables without template ids".into()))?;
         let ints = take(&mut streams, Role::Ints).unwrap_or_default();
         let mut values = Vec::new();
         let mut ends = Vec::with_capacity(rows + 1);
@@ -1704,7 +1722,7 @@ pub fn decode(
         template::decode(
             &data,
             &offsets,
-            ids,
+            &ids,
             vars,
             &ints,
             max_text,
@@ -1712,7 +1730,14 @@ pub fn decode(
             &mut ends,
         )
         .map_err(bad)?;
-        return Ok(Column::plain_text(flags, values, ends));
+        return Ok(Column::Text {
+            flags,
+            data: values,
+            offsets: ends,
+            ids: None,
+            follows: None,
+            templates: Some(Box::new(TemplateCodes { data, offsets, ids })),
+        });
     }
     Ok(Column::Text {
         flags,
@@ -1720,6 +1745,7 @@ pub fn decode(
         offsets,
         ids,
         follows,
+        templates: None,
     })
 }
 
@@ -1732,6 +1758,7 @@ impl Column {
             offsets,
             ids: None,
             follows: None,
+            templates: None,
         }
     }
 
@@ -1882,33 +1909,65 @@ impl Column {
         }
     }
 
-    /// For each row of a dictionary-coded text column, whether its value (as `read` presents
-    /// an entry) passes `test`, and is not null; `None` for a column coded another way.
-    /// `test` runs once per distinct value, not once per row.
+    /// For each row of a text column coded on codes, whether its value (as `read` presents
+    /// it) passes `test`, and is not null; `None` for a column coded another way. A dictionary
+    /// is tested once per distinct value, not once per row. A templated column is judged once
+    /// per template where the template's literal text settles it, and by the row's value
+    /// elsewhere; not at all (`None`) where `escaped`, since `read` may then change the text a
+    /// template holds.
     pub fn rows_passing(
         &self,
         read: impl Fn(&[u8]) -> std::borrow::Cow<'_, [u8]>,
-        test: &dyn Fn(&[u8]) -> bool,
+        escaped: bool,
+        test: &TextTest,
     ) -> Option<Vec<bool>> {
         let Column::Text {
             flags,
             data,
             offsets,
-            ids: Some(ids),
+            ids,
+            templates,
             ..
         } = self
         else {
             return None;
         };
-        let entries = offsets
-            .windows(2)
-            .map(|w| Some(test(&read(data.get(w[0] as usize..w[1] as usize)?))))
-            .collect::<Option<Vec<bool>>>()?;
-        // An id past the entries (refused when the chunk decoded) keeps its row.
-        let mut rows: Vec<bool> = ids
-            .iter()
-            .map(|&id| entries.get(id as usize).copied().unwrap_or(true))
-            .collect();
+        let entry = |data: &'_ [u8], offsets: &[u32], e: usize| -> Option<std::ops::Range<usize>> {
+            let (&start, &end) = (offsets.get(e)?, offsets.get(e + 1)?);
+            (start <= end && end as usize <= data.len()).then_some(start as usize..end as usize)
+        };
+        let mut rows: Vec<bool> = match (ids, templates) {
+            (Some(ids), _) => {
+                let entries = (0..offsets.len().saturating_sub(1))
+                    .map(|e| Some(test.passes(&read(&data[entry(data, offsets, e)?]))))
+                    .collect::<Option<Vec<bool>>>()?;
+                // An id past the entries (refused when the chunk decoded) keeps its row.
+                ids.iter()
+                    .map(|&id| entries.get(id as usize).copied().unwrap_or(true))
+                    .collect()
+            }
+            (None, Some(t)) if !escaped => {
+                let settled: Vec<Option<bool>> = (0..t.offsets.len().saturating_sub(1))
+                    .map(|e| {
+                        entry(&t.data, &t.offsets, e).and_then(|r| test.on_template(&t.data[r]))
+                    })
+                    .collect();
+                if settled.iter().all(Option::is_none) {
+                    return None;
+                }
+                // Rows whose template leaves it open, or whose value cannot be found (a
+                // corrupt chunk), are judged by their value, or kept.
+                t.ids
+                    .iter()
+                    .enumerate()
+                    .map(|(row, &id)| match settled.get(id as usize) {
+                        Some(&Some(answer)) => answer,
+                        _ => entry(data, offsets, row).is_none_or(|r| test.passes(&read(&data[r]))),
+                    })
+                    .collect()
+            }
+            _ => return None,
+        };
         if let Some(f) = flags {
             for (r, &flag) in rows.iter_mut().zip(f) {
                 *r &= has_value(flag);

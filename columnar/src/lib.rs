@@ -42,6 +42,7 @@ pub mod shape;
 pub mod sql;
 pub mod template;
 pub mod text;
+pub mod text_test;
 pub mod words;
 
 pub use archive::{

@@ -6,14 +6,13 @@
 //! else, or a literal that does not convert exactly into the column's stored units, keeps the
 //! row group: pruning only ever skips row groups that cannot match.
 
-use std::sync::Arc;
-
 use datafusion::arrow::datatypes::{DataType, Schema};
 use datafusion::common::ScalarValue;
 use datafusion::logical_expr::expr::InList;
 use datafusion::logical_expr::{Between, BinaryExpr, Expr, Like, Operator};
 use glyd_columnar::column::{Kind, Stats};
 use glyd_columnar::rowgroup::RowGroupMeta;
+use glyd_columnar::text_test::TextTest;
 
 /// A literal in a column's stored terms: an integer (scaled decimal, days, time units) or
 /// text bytes.
@@ -121,14 +120,11 @@ pub fn may_match(
     }
 }
 
-/// A test of one text value, as read.
-pub type RowTest = Arc<dyn Fn(&[u8]) -> bool + Send + Sync>;
-
-/// `filter` as a test of one text column's values, where it is one a dictionary can answer
-/// a distinct value at a time: `column = 'text'`, `column IN ('a', ...)`, `column LIKE
-/// 'prefix%'`, and `OR`s of those on one column. A row whose value fails it, or is null,
-/// cannot satisfy `filter`.
-pub fn row_test(filter: &Expr, schema: &Schema) -> Option<(usize, RowTest)> {
+/// `filter` as a test of one text column's values that a chunk can answer on its codes (see
+/// [`TextTest`]): `column = 'text'`, `column IN ('a', ...)`, `column LIKE 'prefix%'`, and
+/// `OR`s of those on one column. A row whose value fails it, or is null, cannot satisfy
+/// `filter`.
+pub fn row_test(filter: &Expr, schema: &Schema) -> Option<(usize, TextTest)> {
     let text = |c: usize| {
         matches!(
             schema.field(c).data_type(),
@@ -147,31 +143,24 @@ pub fn row_test(filter: &Expr, schema: &Schema) -> Option<(usize, RowTest)> {
             right,
         }) => {
             let ((a, left), (b, right)) = (row_test(left, schema)?, row_test(right, schema)?);
-            (a == b).then(|| {
-                let test: RowTest = Arc::new(move |v| left(v) || right(v));
-                (a, test)
-            })
+            (a == b).then(|| (a, TextTest::AnyOf(vec![left, right])))
         }
         Expr::BinaryExpr(BinaryExpr { left, op, right }) => {
             let (c, op, lit) = comparison(left, *op, right, schema)?;
             let want = bytes(lit)?;
-            (op == Operator::Eq && text(c)).then(|| {
-                let test: RowTest = Arc::new(move |v| v == want.as_slice());
-                (c, test)
-            })
+            (op == Operator::Eq && text(c)).then_some((c, TextTest::Equals(want)))
         }
         Expr::InList(l) => {
             let (c, values) = in_list(l, schema)?;
-            let wanted = values.into_iter().map(bytes).collect::<Option<Vec<_>>>()?;
-            text(c).then(|| {
-                let test: RowTest = Arc::new(move |v| wanted.iter().any(|w| w.as_slice() == v));
-                (c, test)
-            })
+            let wanted = values
+                .into_iter()
+                .map(|v| bytes(v).map(TextTest::Equals))
+                .collect::<Option<Vec<_>>>()?;
+            text(c).then_some((c, TextTest::AnyOf(wanted)))
         }
         Expr::Like(l) => {
             let (c, prefix) = like_prefix(l, schema)?;
-            let test: RowTest = Arc::new(move |v| v.starts_with(&prefix));
-            Some((c, test))
+            Some((c, TextTest::StartsWith(prefix)))
         }
         _ => None,
     }

@@ -27,7 +27,8 @@ use datafusion::physical_plan::{
     SendableRecordBatchStream,
 };
 
-use crate::prune::RowTest;
+use glyd_columnar::text_test::TextTest;
+
 use crate::table::{external, Source};
 
 /// Metric names.
@@ -47,7 +48,7 @@ pub struct ScanStats {
     pub row_groups_kept: usize,
     pub bytes_decoded: u64,
     pub archive_bytes: u64,
-    /// Rows of the kept row groups that filters ruled out on dictionary codes, never made
+    /// Rows of the kept row groups that filters ruled out on dictionary or template codes, never made
     /// into batches.
     pub rows_skipped_on_codes: u64,
 }
@@ -77,8 +78,8 @@ pub struct GlydScanExec {
     runs: Vec<Vec<(usize, usize)>>,
     columns: Vec<usize>,
     schema: SchemaRef,
-    /// Filters judged on dictionary codes: (position in `columns`, test of a value).
-    row_tests: Vec<(usize, RowTest)>,
+    /// Filters judged on dictionary or template codes: (position in `columns`, the test).
+    row_tests: Vec<(usize, TextTest)>,
     /// Where row groups decode; `None` (the OS gave no threads): rayon's global pool.
     pool: Option<Arc<rayon::ThreadPool>>,
     limit: Option<usize>,
@@ -140,10 +141,10 @@ impl GlydScanExec {
         }
     }
 
-    /// The scan with rows dropped where a filter rules them out on a dictionary-coded
-    /// chunk's codes (`tests`: table column and test of its values; see
+    /// The scan with rows dropped where a filter rules them out on a chunk's dictionary or
+    /// template codes (`tests`: table column and test of its values; see
     /// [`crate::prune::row_test`]). Filters on columns the scan does not read are left out.
-    pub(crate) fn with_row_tests(mut self, tests: Vec<(usize, RowTest)>) -> Self {
+    pub(crate) fn with_row_tests(mut self, tests: Vec<(usize, TextTest)>) -> Self {
         self.row_tests = tests
             .into_iter()
             .filter_map(|(c, t)| Some((self.columns.iter().position(|&p| p == c)?, t)))
@@ -308,7 +309,7 @@ struct GroupRun {
     sources: Vec<Source>,
     columns: Vec<usize>,
     schema: SchemaRef,
-    row_tests: Vec<(usize, RowTest)>,
+    row_tests: Vec<(usize, TextTest)>,
     pool: Option<Arc<rayon::ThreadPool>>,
     bytes_decoded: Count,
     rows_skipped: Count,
@@ -348,7 +349,7 @@ impl GroupRun {
         match batches {
             Ok(mut batches) => {
                 for (c, test) in &self.row_tests {
-                    batches.keep_only(*c, test.as_ref());
+                    batches.keep_only(*c, test);
                 }
                 self.rows_skipped
                     .add(meta.rows as usize - batches.rows_kept());

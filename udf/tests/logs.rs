@@ -10,7 +10,7 @@ use glyd_columnar::{detect, DEFAULT_ROW_GROUP};
 use glyd_udf::{register_log_functions, GlydContext};
 
 mod common;
-use common::{archive, error_text, example, table_text};
+use common::{archive, error_text, example, table_text, table_text_and_scan};
 
 /// HDFS_2k.log as a record archive (`logs`, its path returned) and loghub's structured CSV of
 /// the same lines (`csv`), with the log functions registered.
@@ -69,6 +69,65 @@ async fn counts_by_template_match_glyd_templates() {
     )
     .await;
     assert!(mismatched.contains("| 0 |"), "{mismatched}");
+}
+
+#[tokio::test]
+async fn filters_on_messages_are_judged_on_template_codes() {
+    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus/loghub");
+    let (Ok(src), csv) = (
+        std::fs::read(corpus.join("OpenSSH_2k.log")),
+        corpus.join("OpenSSH_2k.log_structured.csv"),
+    ) else {
+        eprintln!("skipped: {} is not here", corpus.display());
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("ssh.glyd");
+    std::fs::write(
+        &path,
+        archive(&src, detect(&src, true).unwrap(), DEFAULT_ROW_GROUP),
+    )
+    .unwrap();
+    let ctx = SessionContext::new();
+    ctx.register_glyd("logs", &path).unwrap();
+    ctx.register_csv("csv", csv.to_str().unwrap(), CsvReadOptions::new())
+        .await
+        .unwrap();
+    // `message` (loghub's `Content`) is templated: a filter is settled once per template where
+    // the template's text settles it, row by row where a variable decides, and the rows ruled
+    // out never reach a batch.
+    for (filter, matching) in [
+        ("LIKE 'Failed password%'", 518),
+        // Past the first hole: the user name decides.
+        ("LIKE 'Failed password for invalid user a%'", 48),
+        ("LIKE 'Received disconnect from 1%'", 410),
+        ("= 'pam_unix(sshd:auth): check pass; user unknown'", 135),
+        (
+            "IN ('Invalid user webmaster from 173.234.31.186', 'no such line')",
+            2,
+        ),
+        ("LIKE 'no such line%'", 0),
+    ] {
+        let (got, scan) = table_text_and_scan(
+            &ctx,
+            &format!("SELECT count(*) AS n, min(f3) AS t FROM logs WHERE message {filter}"),
+        )
+        .await;
+        let want = table_text(
+            &ctx,
+            &format!(
+                "SELECT count(*) AS n, min(\"Time\") AS t FROM csv WHERE \"Content\" {filter}"
+            ),
+        )
+        .await;
+        assert_eq!(got, want, "{filter}");
+        assert!(got.contains(&format!("| {matching} ")), "{filter}: {got}");
+        assert_eq!(
+            scan.rows_skipped_on_codes,
+            2000 - matching,
+            "{filter}: {scan:?}"
+        );
+    }
 }
 
 #[tokio::test]

@@ -1542,6 +1542,9 @@ pub struct RowCursor {
     spelled: Option<ArrayRef>,
 }
 
+/// The longest value an Arrow view holds inline, in the view itself.
+const INLINE_VIEW: u32 = 12;
+
 /// A text column's bytes as an Arrow buffer, for `Utf8View` arrays of its rows.
 struct TextViews {
     buffer: arrow_buffer::Buffer,
@@ -1550,6 +1553,8 @@ struct TextViews {
     /// `buffer` is valid UTF-8 (and, for a dictionary, each entry begins and ends on a
     /// character boundary).
     utf8: bool,
+    /// A dictionary whose every entry is at most [`INLINE_VIEW`] bytes.
+    short_entries: bool,
 }
 
 /// Takes the stream for `role` out of `streams` (empty when the chunk did not store it).
@@ -1838,10 +1843,15 @@ impl Column {
             // A dictionary's entries are checked here, once; other rows' ends per batch.
             let utf8 = std::str::from_utf8(data).is_ok()
                 && (ids.is_none() || offsets.iter().all(|&o| char_boundary(data, o)));
+            let short_entries = ids.is_some()
+                && offsets
+                    .windows(2)
+                    .all(|w| w[1].wrapping_sub(w[0]) <= INLINE_VIEW);
             cursor.views = Some(TextViews {
                 buffer: arrow_buffer::Buffer::from_slice_ref(data),
                 entries,
                 utf8,
+                short_entries,
             });
         }
         let Some(tv) = &cursor.views else {
@@ -1849,7 +1859,7 @@ impl Column {
         };
         let data = tv.buffer.as_slice();
         // Views whose ends all fall on character boundaries of valid UTF-8 are valid.
-        let (views, checked) = match ids {
+        let (views, checked, short) = match ids {
             Some(ids) => {
                 let ids = ids.get(range).ok_or_else(|| corrupt("ids end early"))?;
                 // Ids were checked against the entries when the chunk was decoded; checked
@@ -1864,7 +1874,7 @@ impl Column {
                     return Err(corrupt("dictionary id past its entries"));
                 }
                 let views: Vec<u128> = ids.iter().map(|&e| tv.entries[e as usize]).collect();
-                (views, tv.utf8)
+                (views, tv.utf8, tv.short_entries)
             }
             None => {
                 let ends = offsets
@@ -1880,10 +1890,19 @@ impl Column {
                     })
                     .collect::<Result<Vec<u128>>>()?;
                 let ok = tv.utf8 && ends.iter().all(|&o| char_boundary(data, o));
-                (views, ok)
+                let short = ends.windows(2).all(|w| w[1] - w[0] <= INLINE_VIEW);
+                (views, ok, short)
             }
         };
-        let buffers = vec![tv.buffer.clone()];
+        // Views of at most 12 bytes hold their bytes themselves: an array of only such views
+        // goes without the buffer, as Arrow's own readers make them (a buffer no view uses
+        // makes every kernel that copies views, such as DataFusion's batch coalescing after a
+        // filter, first add up the bytes the views point to).
+        let buffers = if short {
+            Vec::new()
+        } else {
+            vec![tv.buffer.clone()]
+        };
         let views = ScalarBuffer::from(views);
         Ok(Arc::new(if checked {
             // SAFETY: each view was made by `make_view` from bytes of buffer 0 at their

@@ -1023,3 +1023,45 @@ fn rows_kept_on_template_codes_read_as_the_rows_that_pass() {
         }
     }
 }
+
+#[test]
+fn short_text_reads_as_views_without_a_buffer() {
+    use arrow_array::cast::AsArray;
+    // `flag` is a dictionary of one-letter values; `word` plain text of short values; `note`
+    // holds a value longer than a view can inline in its second half only.
+    let mut csv = String::from("id,flag,word,note\n");
+    for i in 0..5000 {
+        let flag = ["A", "N", "R"][i % 3];
+        let note = if i >= 2500 && i % 97 == 0 {
+            format!("a note longer than twelve bytes {i}")
+        } else {
+            format!("n{i}")
+        };
+        csv.push_str(&format!("{i},{flag},w{},{note}\n", i * 7919 % 100_003));
+    }
+    let d = sniff(csv.as_bytes(), true).unwrap();
+    let r = ArchiveReader::from_bytes(check(csv.as_bytes(), d, &WriteOptions::default(), 1 << 20))
+        .unwrap();
+    assert!(matches!(
+        r.coding(0, 1).unwrap(),
+        glyd_columnar::column::Coding::Dictionary
+    ));
+    let mut k = 0;
+    for b in r.read_batches(Some(&[1, 2, 3]), 0, 1000, true).unwrap() {
+        let b = b.unwrap();
+        let [flag, word, note] = [0, 1, 2].map(|c| b.column(c).as_string_view().clone());
+        assert!(flag.data_buffers().is_empty());
+        assert!(word.data_buffers().is_empty());
+        // Only the batches that hold a long note keep the buffer its view points into.
+        let long = (k..k + b.num_rows()).any(|i| i >= 2500 && i % 97 == 0);
+        assert_eq!(note.data_buffers().is_empty(), !long, "rows from {k}");
+        for j in 0..b.num_rows() {
+            let i = k + j;
+            assert_eq!(flag.value(j), ["A", "N", "R"][i % 3]);
+            assert_eq!(word.value(j), format!("w{}", i * 7919 % 100_003));
+            assert!(note.value(j).ends_with(&i.to_string()));
+        }
+        k += b.num_rows();
+    }
+    assert_eq!(k, 5000);
+}

@@ -48,8 +48,8 @@ pub struct ScanStats {
     pub row_groups_kept: usize,
     pub bytes_decoded: u64,
     pub archive_bytes: u64,
-    /// Rows of the kept row groups that filters ruled out on dictionary or template codes, never made
-    /// into batches.
+    /// Rows of the kept row groups that filters ruled out on dictionary or template codes,
+    /// never made into batches.
     pub rows_skipped_on_codes: u64,
 }
 

@@ -993,7 +993,7 @@ impl ArchiveReader {
             .par_iter()
             .map(|g| {
                 let src = &self.data[g.offset as usize..g.end as usize];
-                let columns = rowgroup::decode_columns(src, g, Some(&cols), true)?;
+                let columns = self.decode_for_arrow(src, g, &cols, true)?;
                 let rows = g.rows as usize;
                 let e = self.tables[g.table].escapes();
                 let arrays = columns
@@ -1015,6 +1015,29 @@ impl ArchiveReader {
                     .map_err(|e| Error::corrupt("row group", g.offset, e.to_string()))
             })
             .collect()
+    }
+
+    /// Columns `cols` of row group `g` (bytes `src`), decoded to be read as Arrow arrays of
+    /// the table's schema: integer and decimal chunks keep their planes (see
+    /// [`column::Planes`]) except where the schema reads the column as text (its row groups
+    /// disagree on its kind), which is spelled from its values.
+    fn decode_for_arrow(
+        &self,
+        src: &[u8],
+        g: &RowGroupMeta,
+        cols: &[usize],
+        parallel: bool,
+    ) -> Result<Vec<Column>> {
+        let mut columns = rowgroup::decode_columns(src, g, Some(cols), parallel, !self.arrow)?;
+        let schema = &self.schemas[g.table];
+        for (c, &i) in columns.iter_mut().zip(cols) {
+            if let Column::Typed { kind, .. } = c {
+                if kind.data_type() != *schema.field(i).data_type() {
+                    c.decode_planes()?;
+                }
+            }
+        }
+        Ok(columns)
     }
 
     /// Row group `group`'s columns in `projection` (all when `None`) as batches of at most
@@ -1069,7 +1092,7 @@ impl ArchiveReader {
             stored.clone()
         });
         let rows = g.rows as usize;
-        let mut columns = rowgroup::decode_columns(src, g, Some(&cols), parallel)?;
+        let mut columns = self.decode_for_arrow(src, g, &cols, parallel)?;
         // Arrow tables' columns convert whole (their chunks are Arrow IPC), then slice.
         let whole = if self.arrow {
             let arrays = columns

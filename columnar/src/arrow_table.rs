@@ -129,6 +129,7 @@ pub(crate) fn encode_array(a: &ArrayRef) -> Result<(RawColumn, Vec<EncodedColumn
             flags: Some(flags.clone()),
             values: values.clone(),
             link: None,
+            planes: None,
         };
         let mut w = col.writer();
         let mut raw = RawColumn::default();

@@ -174,14 +174,19 @@ fn arrow_unit(f: TimeFormat) -> (TimeUnit, i64) {
     (unit, 10i64.pow(u32::from(places - f.places)))
 }
 
-/// Whether a decoded value is one `kind`'s parser could have produced (readers refuse others:
-/// they could not be spelled back).
-fn in_range(kind: Kind, v: i64) -> bool {
-    match kind {
-        Kind::Date => text::date_in_range(v),
-        Kind::Timestamp(f) => text::timestamp_in_range(v, f),
-        _ => true,
-    }
+/// Whether every decoded value is one `kind`'s parser could have produced (readers refuse
+/// others: they could not be spelled back). Judged on the least and greatest value, a loop
+/// without branches; integer and decimal columns have no bounds to check.
+fn all_in_range(kind: Kind, values: &[i64]) -> bool {
+    let (low, high) = match kind {
+        Kind::Date => (text::FIRST_DAY, text::LAST_DAY),
+        Kind::Timestamp(f) => text::timestamp_range(f),
+        _ => return true,
+    };
+    let (least, greatest) = values
+        .iter()
+        .fold((i64::MAX, i64::MIN), |(a, b), &v| (a.min(v), b.max(v)));
+    values.is_empty() || (low <= least && greatest <= high)
 }
 
 /// The streams a column chunk is stored as.
@@ -899,13 +904,17 @@ pub fn resolve_links(columns: &mut [Option<Column>], rows: usize, max_text: usiz
                     flags,
                     values,
                     link: None,
+                    planes,
                 })) if b != j
                     && (*k == kind || matches!(link, Link::Ordered(_)))
                     && flags
                         .as_ref()
                         .is_none_or(|f| f.iter().all(|&x| has_value(x))) =>
                 {
-                    values.clone()
+                    match planes {
+                        Some(p) => p.values(0..p.layout.count, |v| v)?,
+                        None => values.clone(),
+                    }
                 }
                 _ => {
                     return Err(bad(format!(
@@ -944,7 +953,7 @@ pub fn resolve_links(columns: &mut [Option<Column>], rows: usize, max_text: usiz
                     *values = out;
                 }
             }
-            if !values.iter().all(|&v| in_range(kind, v)) {
+            if !all_in_range(kind, values) {
                 return Err(bad("date outside years 0000..=9999".into()));
             }
             *slot = None;
@@ -1215,43 +1224,109 @@ fn encode_ints(values: &[i64]) -> Vec<u8> {
     out
 }
 
-fn decode_ints(src: &[u8], count: usize) -> Result<Vec<i64>> {
+/// Where the values of an integer stream coded as byte planes start, and how to read them;
+/// `None` for a stream in another mode.
+fn plane_layout(src: &[u8], count: usize) -> Result<Option<(usize, PlaneLayout)>> {
     let mut c = Cursor::new(src, 0, "integer stream");
     let mode = c.u8()?;
-    if mode == PLANES || mode == DELTA_PLANES || mode == SCALED_PLANES {
-        let width = c.u8()? as usize;
-        if width > 8 {
-            return Err(c.corrupt(format!("integer planes {width} bytes wide")));
-        }
-        let base = if mode == DELTA_PLANES { 0 } else { c.signed()? };
-        let step = if mode == SCALED_PLANES {
-            c.varint()?
-        } else {
-            1
-        };
-        if c.remaining() != width * count {
-            return Err(c.corrupt(format!(
-                "{} bytes of planes for {count} values {width} bytes wide",
-                c.remaining()
-            )));
-        }
-        let body = c.bytes(width * count)?;
-        let planes: Vec<&[u8]> = body.chunks_exact(count.max(1)).collect();
+    if mode != PLANES && mode != DELTA_PLANES && mode != SCALED_PLANES {
+        return Ok(None);
+    }
+    let width = c.u8()? as usize;
+    if width > 8 {
+        return Err(c.corrupt(format!("integer planes {width} bytes wide")));
+    }
+    let base = if mode == DELTA_PLANES { 0 } else { c.signed()? };
+    let step = if mode == SCALED_PLANES {
+        c.varint()?
+    } else {
+        1
+    };
+    if c.remaining() != width * count {
+        return Err(c.corrupt(format!(
+            "{} bytes of planes for {count} values {width} bytes wide",
+            c.remaining()
+        )));
+    }
+    let layout = PlaneLayout {
+        count,
+        base,
+        step,
+        deltas: mode == DELTA_PLANES,
+    };
+    Ok(Some((src.len() - c.remaining(), layout)))
+}
+
+/// How the values of an integer stream of byte planes are read from its bytes.
+#[derive(Copy, Clone, Debug)]
+struct PlaneLayout {
+    count: usize,
+    /// Each value is `base + step * u`, `u` read from the planes; or, with `deltas`, the sum
+    /// of the zigzagged differences so far.
+    base: i64,
+    step: u64,
+    deltas: bool,
+}
+
+impl PlaneLayout {
+    /// Values `rows` from the planes `body` (of this layout), each through `convert`. Not for
+    /// `deltas` (a value there depends on all before it) unless `rows` starts at 0.
+    #[inline(always)]
+    fn values<T>(&self, body: &[u8], rows: Range<usize>, convert: impl Fn(i64) -> T) -> Vec<T> {
+        let planes: Vec<&[u8]> = body.chunks_exact(self.count.max(1)).collect();
+        let (base, step) = (self.base as u64, self.step);
         // Wrapping arithmetic, as the writer's differences were: any stored bits decode.
-        return Ok(if mode == DELTA_PLANES {
+        if self.deltas {
+            debug_assert_eq!(rows.start, 0);
             let mut prev = 0i64;
-            from_planes(&planes, count, |u| {
+            from_planes(&planes, rows, |u| {
                 prev = prev.wrapping_add(unzigzag(u));
-                prev
+                convert(prev)
             })
         } else if step == 1 {
-            from_planes(&planes, count, |u| u.wrapping_add(base as u64) as i64)
+            from_planes(&planes, rows, |u| convert(u.wrapping_add(base) as i64))
         } else {
-            from_planes(&planes, count, |u| {
-                u.wrapping_mul(step).wrapping_add(base as u64) as i64
+            from_planes(&planes, rows, |u| {
+                convert(u.wrapping_mul(step).wrapping_add(base) as i64)
             })
-        });
+        }
     }
+}
+
+/// A typed chunk's values kept as the byte planes they are stored as, for reading as Arrow:
+/// each batch's values are made from the planes straight into its Arrow buffer (see
+/// [`Column::to_arrow_rows`]). Decoded first to one `i64` per value, a row group's values
+/// (most of a megabyte per column, beyond the cache) were written out and read back per
+/// batch; the planes are the values' stored width (one to three bytes in TPC-H) and each
+/// batch's share of them stays in cache.
+#[derive(Clone, Debug)]
+pub struct Planes {
+    /// The integer stream; its planes start at `at`.
+    stream: Vec<u8>,
+    at: usize,
+    layout: PlaneLayout,
+}
+
+impl Planes {
+    /// Values `rows`, each through `convert`.
+    fn values<T>(&self, rows: Range<usize>, convert: impl Fn(i64) -> T) -> Result<Vec<T>> {
+        if rows.end > self.layout.count {
+            return Err(Error::corrupt(
+                "column chunk",
+                0,
+                "fewer values than present rows",
+            ));
+        }
+        Ok(self.layout.values(&self.stream[self.at..], rows, convert))
+    }
+}
+
+fn decode_ints(src: &[u8], count: usize) -> Result<Vec<i64>> {
+    if let Some((at, layout)) = plane_layout(src, count)? {
+        return Ok(layout.values(&src[at..], 0..count, |v| v));
+    }
+    let mut c = Cursor::new(src, 0, "integer stream");
+    let mode = c.u8()?;
     if mode > 1 {
         return Err(c.corrupt(format!("unknown integer mode {mode}")));
     }
@@ -1282,16 +1357,16 @@ fn decode_ints(src: &[u8], count: usize) -> Result<Vec<i64>> {
     Ok(out)
 }
 
-/// The `count` values whose little-endian bytes are `planes` (plane `k` holding every value's
-/// byte `k`), each passed through `f`. A block of values at a time, so that the pass per
+/// Values `rows` of those whose little-endian bytes are `planes` (plane `k` holding every
+/// value's byte `k`), each passed through `f`. A block of values at a time, so that the pass per
 /// plane (each a loop the compiler vectorizes) works in L1 cache.
-fn from_planes(planes: &[&[u8]], count: usize, f: impl FnMut(u64) -> i64) -> Vec<i64> {
+fn from_planes<T>(planes: &[&[u8]], rows: Range<usize>, f: impl FnMut(u64) -> T) -> Vec<T> {
     #[cfg(target_arch = "x86_64")]
     if std::is_x86_feature_detected!("avx2") {
         // SAFETY: the CPU has AVX2, checked on the line above.
-        return unsafe { from_planes_avx2(planes, count, f) };
+        return unsafe { from_planes_avx2(planes, rows, f) };
     }
-    from_planes_blocks(planes, count, f)
+    from_planes_blocks(planes, rows, f)
 }
 
 /// FAST PATH: [`from_planes`] compiled with AVX2, which widens four bytes to four 64-bit
@@ -1303,17 +1378,25 @@ fn from_planes(planes: &[&[u8]], count: usize, f: impl FnMut(u64) -> i64) -> Vec
 /// The CPU must support AVX2.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-unsafe fn from_planes_avx2(planes: &[&[u8]], count: usize, f: impl FnMut(u64) -> i64) -> Vec<i64> {
-    from_planes_blocks(planes, count, f)
+unsafe fn from_planes_avx2<T>(
+    planes: &[&[u8]],
+    rows: Range<usize>,
+    f: impl FnMut(u64) -> T,
+) -> Vec<T> {
+    from_planes_blocks(planes, rows, f)
 }
 
 #[inline(always)]
-fn from_planes_blocks(planes: &[&[u8]], count: usize, mut f: impl FnMut(u64) -> i64) -> Vec<i64> {
+fn from_planes_blocks<T>(
+    planes: &[&[u8]],
+    rows: Range<usize>,
+    mut f: impl FnMut(u64) -> T,
+) -> Vec<T> {
     const BLOCK: usize = 2048;
-    let mut out = Vec::with_capacity(count);
+    let mut out = Vec::with_capacity(rows.len());
     let mut block = [0u64; BLOCK];
-    for start in (0..count).step_by(BLOCK) {
-        let units = &mut block[..BLOCK.min(count - start)];
+    for start in rows.clone().step_by(BLOCK) {
+        let units = &mut block[..BLOCK.min(rows.end - start)];
         let range = start..start + units.len();
         match planes.first() {
             Some(p) => {
@@ -1510,10 +1593,14 @@ pub enum Column {
         kind: Kind,
         flags: Option<Vec<u8>>,
         /// The present (non-null) values, in row order; until [`resolve_links`] has run on
-        /// a column with a `link`, the sequence the link stores.
+        /// a column with a `link`, the sequence the link stores. Empty where `planes` holds
+        /// them.
         values: Vec<i64>,
         /// The column these values depend on, and how.
         link: Option<Link>,
+        /// The values still as byte planes, where the chunk was decoded for reading as Arrow
+        /// (see [`decode`]); [`Column::values_decoded`] turns them into `values`.
+        planes: Option<Box<Planes>>,
     },
     Text {
         flags: Option<Vec<u8>>,
@@ -1533,6 +1620,17 @@ pub enum Column {
 }
 
 impl Column {
+    /// Turns a typed chunk's values kept as planes (see [`decode`]) into `values`, for uses
+    /// that read them other than as Arrow arrays of the chunk's own type.
+    pub fn decode_planes(&mut self) -> Result<()> {
+        if let Column::Typed { values, planes, .. } = self {
+            if let Some(p) = planes.take() {
+                *values = p.values(0..p.layout.count, |v| v)?;
+            }
+        }
+        Ok(())
+    }
+
     /// A text column's bytes: every value's, or its dictionary entries'.
     pub fn text_bytes(&self) -> Option<&[u8]> {
         match self {
@@ -1575,6 +1673,18 @@ struct TextViews {
     short_entries: bool,
 }
 
+/// Refuses a decimal kind with places a reader cannot spell (the writer makes 1 to 18).
+fn check_places(kind: Kind) -> Result<()> {
+    match kind {
+        Kind::Decimal(p) if !(1..=18).contains(&p) => Err(Error::corrupt(
+            "column chunk",
+            0,
+            format!("decimal with {p} places"),
+        )),
+        _ => Ok(()),
+    }
+}
+
 /// Takes the stream for `role` out of `streams` (empty when the chunk did not store it).
 fn take(streams: &mut [(Role, Vec<u8>)], role: Role) -> Option<Vec<u8>> {
     streams
@@ -1592,6 +1702,7 @@ pub fn decode(
     rows: usize,
     max_text: usize,
     mut streams: Vec<(Role, Vec<u8>)>,
+    keep_planes: bool,
 ) -> Result<Column> {
     let bad = |detail: String| Error::corrupt("column chunk", 0, detail);
     if kind == Kind::Arrow {
@@ -1614,6 +1725,24 @@ pub fn decode(
             .as_ref()
             .map_or(rows, |f| f.iter().filter(|&&x| has_value(x)).count());
         let ints = take(&mut streams, Role::Ints).ok_or_else(|| bad("no integer stream".into()))?;
+        // Integers and decimals without nulls or links may stay as planes (dates and times
+        // are checked for range, which needs their values).
+        if keep_planes && flags.is_none() && matches!(kind, Kind::Int | Kind::Decimal(_)) {
+            if let Some((at, layout)) = plane_layout(&ints, present)?.filter(|(_, l)| !l.deltas) {
+                check_places(kind)?;
+                return Ok(Column::Typed {
+                    kind,
+                    flags,
+                    values: Vec::new(),
+                    link: None,
+                    planes: Some(Box::new(Planes {
+                        stream: ints,
+                        at,
+                        layout,
+                    })),
+                });
+            }
+        }
         let (values, link) = match ints.first() {
             Some(&mode @ (RELATIVE | ORDERED)) => {
                 let mut c = Cursor::new(&ints[1..], 0, "integer stream");
@@ -1628,19 +1757,16 @@ pub fn decode(
             }
             _ => (decode_ints(&ints, present)?, None),
         };
-        if link.is_none() && !values.iter().all(|&v| in_range(kind, v)) {
+        if link.is_none() && !all_in_range(kind, &values) {
             return Err(bad("date outside years 0000..=9999".into()));
         }
-        if let Kind::Decimal(p) = kind {
-            if !(1..=18).contains(&p) {
-                return Err(bad(format!("decimal with {p} places")));
-            }
-        }
+        check_places(kind)?;
         return Ok(Column::Typed {
             kind,
             flags,
             values,
             link,
+            planes: None,
         });
     }
     let lengths = take(&mut streams, Role::Lengths).unwrap_or_default();
@@ -2058,6 +2184,17 @@ impl Column {
                 a.slice(range.start, range.len())
             });
         }
+        if as_text {
+            if let Column::Typed {
+                planes: Some(_), ..
+            } = self
+            {
+                // Spelled from values: not a reader's path (it decodes such columns first).
+                let mut decoded = self.clone();
+                decoded.decode_planes()?;
+                return decoded.to_arrow_rows(rows, range, cursor, target);
+            }
+        }
         if as_text && !whole && matches!(self, Column::Typed { .. }) {
             // Spelled values come from a writer that starts at the first row: spell them all
             // at the first range, and slice.
@@ -2088,6 +2225,30 @@ impl Column {
             ));
         }
         match self {
+            Column::Typed {
+                kind,
+                planes: Some(planes),
+                ..
+            } if !as_text => {
+                // No flags (a chunk keeps its planes only without them): a value every row.
+                let rows = cursor.next_value..cursor.next_value + len;
+                cursor.next_value += len;
+                Ok(match kind {
+                    Kind::Int => Arc::new(Int64Array::new(
+                        ScalarBuffer::from(planes.values(rows, |v| v)?),
+                        None,
+                    )),
+                    Kind::Decimal(p) => Arc::new(
+                        Decimal128Array::new(
+                            ScalarBuffer::from(planes.values(rows, i128::from)?),
+                            None,
+                        )
+                        .with_precision_and_scale(18, *p as i8)
+                        .map_err(|e| Error::corrupt("column chunk", 0, e.to_string()))?,
+                    ),
+                    _ => unreachable!("only integer and decimal chunks keep their planes"),
+                })
+            }
             Column::Typed {
                 kind,
                 flags,
@@ -2613,6 +2774,7 @@ mod tests {
             flags,
             values,
             link,
+            planes: None,
         })
     }
 
@@ -2657,7 +2819,7 @@ mod tests {
                 let col = decode(Kind::Int, rows.len(), 0, vec![
                     (Role::Flags, flags.clone()),
                     (Role::Ints, ints),
-                ]).unwrap();
+                ], true).unwrap();
                 let mut cols = vec![typed(base.clone(), None, None), Some(col)];
                 resolve_links(&mut cols, rows.len(), 1 << 20).unwrap();
                 prop_assert_eq!(values(&cols[1]), &vals[..]);
@@ -2737,7 +2899,8 @@ mod tests {
             assert!(plain + has(Role::Words) == 1, "plain or words, not both");
             assert_eq!(has(Role::Words), usize::from(prose));
             for c in cands {
-                let decoded = decode(Kind::Text, col.rows(), col.data.len(), c.streams).unwrap();
+                let decoded =
+                    decode(Kind::Text, col.rows(), col.data.len(), c.streams, false).unwrap();
                 let mut cols = vec![Some(decoded)];
                 resolve_links(&mut cols, col.rows(), col.data.len()).unwrap();
                 let Some(Column::Text {
@@ -2761,7 +2924,7 @@ mod tests {
         let mut lengths = vec![5u8];
         put_varint(&mut lengths, u64::MAX - 2);
         let streams = vec![(Role::Lengths, lengths), (Role::Bytes, b"hello".to_vec())];
-        assert!(decode(Kind::Text, 2, 1 << 10, streams).is_err());
+        assert!(decode(Kind::Text, 2, 1 << 10, streams, false).is_err());
     }
 
     proptest! {
@@ -2805,8 +2968,47 @@ mod tests {
                     u as i64
                 })
                 .collect();
-            prop_assert_eq!(&from_planes(&planes, count, |u| u as i64), &want);
-            prop_assert_eq!(&from_planes_blocks(&planes, count, |u| u as i64), &want);
+            prop_assert_eq!(&from_planes(&planes, 0..count, |u| u as i64), &want);
+            prop_assert_eq!(&from_planes_blocks(&planes, 0..count, |u| u as i64), &want);
+            // Any range of them, as a batch reads them.
+            let (a, b) = (count / 3, count - count / 5);
+            prop_assert_eq!(&from_planes(&planes, a..b, |u| u as i64), &want[a..b]);
+        }
+
+        /// Integers and decimals kept as planes for reading read as batches of any size as
+        /// the same arrays as their values decoded first, in every integer coding.
+        #[test]
+        fn chunks_kept_as_planes_read_as_their_values(
+            values in proptest::collection::vec(any::<i64>(), 1..300),
+            shift in 0u32..63,
+            scale in 1i64..1000,
+            batch in 1usize..100,
+        ) {
+            let values: Vec<i64> = values.iter().map(|&v| (v >> shift).wrapping_mul(scale)).collect();
+            let rows = values.len();
+            for (kind, target) in [
+                (Kind::Int, DataType::Int64),
+                (Kind::Decimal(2), DataType::Decimal128(18, 2)),
+            ] {
+                for ints in INT_CODINGS.iter().filter_map(|c| c(&values)) {
+                    let streams = vec![(Role::Ints, ints)];
+                    let eager = decode(kind, rows, 0, streams.clone(), false).unwrap();
+                    let lazy = decode(kind, rows, 0, streams, true).unwrap();
+                    let whole = eager.to_arrow(rows, &target).unwrap();
+                    let mut cursor = RowCursor::default();
+                    for start in (0..rows).step_by(batch) {
+                        let range = start..(start + batch).min(rows);
+                        let a = lazy.to_arrow_rows(rows, range.clone(), &mut cursor, &target).unwrap();
+                        prop_assert_eq!(a.to_data(), whole.slice(range.start, range.len()).to_data());
+                    }
+                    let mut decoded = lazy.clone();
+                    decoded.decode_planes().unwrap();
+                    prop_assert_eq!(
+                        decoded.to_arrow(rows, &target).unwrap().to_data(),
+                        whole.to_data()
+                    );
+                }
+            }
         }
 
         /// Varints decode to their values where small ones come in runs of eight or more (read
@@ -2838,8 +3040,8 @@ mod tests {
             follow_candidate(col, base, base_coded.kind, 0, &stats)?
         };
         let rows = col.rows();
-        let base_col = decode(base_coded.kind, rows, 1 << 20, base_coded.streams).unwrap();
-        let col = decode(Kind::Text, rows, 1 << 20, f.streams).unwrap();
+        let base_col = decode(base_coded.kind, rows, 1 << 20, base_coded.streams, false).unwrap();
+        let col = decode(Kind::Text, rows, 1 << 20, f.streams, false).unwrap();
         let mut cols = vec![Some(base_col), Some(col)];
         resolve_links(&mut cols, rows, 1 << 20).unwrap();
         let mut w = cols[1].as_ref().unwrap().writer();
@@ -2922,7 +3124,7 @@ mod tests {
                 .collect();
             let col = raw(&values.iter().map(|(s, f)| (s.as_str(), *f)).collect::<Vec<_>>());
             for coded in encode(&col, false) {
-                let decoded = decode(coded.kind, col.rows(), 1 << 20, coded.streams).unwrap();
+                let decoded = decode(coded.kind, col.rows(), 1 << 20, coded.streams, false).unwrap();
                 let array = decoded.to_arrow(col.rows(), &DataType::Utf8).unwrap();
                 let strings = array.as_any().downcast_ref::<StringArray>().unwrap();
                 let mut w = decoded.writer();
@@ -2959,6 +3161,7 @@ mod tests {
                     (Role::Bytes, bytes),
                     (Role::Follows, f),
                 ],
+                false,
             )
             .unwrap()
         };
@@ -2981,7 +3184,7 @@ mod tests {
         assert!(resolve_links(&mut fits, 4, 16).is_ok());
 
         // A copy has no values of its own, and copies no more than the input holds.
-        let copy = |streams: Vec<(Role, Vec<u8>)>| decode(Kind::Text, 4, 1 << 20, streams);
+        let copy = |streams: Vec<(Role, Vec<u8>)>| decode(Kind::Text, 4, 1 << 20, streams, false);
         let follows = (Role::Follows, Follow::Copy(0).stream());
         let (lengths, bytes) = entries_streams([&b"a"[..]].into_iter());
         assert!(copy(vec![

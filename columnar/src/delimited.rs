@@ -593,8 +593,8 @@ mod tests {
             .map(|c| {
                 // Every candidate coding decodes to the same spellings; keep the first.
                 let spell = |e: &column::EncodedColumn| {
-                    let col =
-                        column::decode(e.kind, s.rows(), src.len(), e.streams.clone()).unwrap();
+                    let col = column::decode(e.kind, s.rows(), src.len(), e.streams.clone(), false)
+                        .unwrap();
                     let mut out = Vec::new();
                     let mut w = col.writer_for(d.style);
                     for _ in 0..s.rows() {

@@ -140,7 +140,7 @@ mod tests {
             .iter()
             .map(|c| {
                 let e = crate::column::encode(c, false).remove(0);
-                crate::column::decode(e.kind, s.rows(), src.len(), e.streams).unwrap()
+                crate::column::decode(e.kind, s.rows(), src.len(), e.streams, false).unwrap()
             })
             .collect();
         let (list, ids) = s.shapes.encode();

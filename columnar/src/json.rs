@@ -288,7 +288,7 @@ mod tests {
             .iter()
             .map(|c| {
                 let e = column::encode(c, false).remove(0);
-                column::decode(e.kind, s.rows(), src.len(), e.streams).unwrap()
+                column::decode(e.kind, s.rows(), src.len(), e.streams, false).unwrap()
             })
             .collect();
         let (list, ids) = s.shapes.encode();

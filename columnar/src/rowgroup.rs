@@ -259,7 +259,7 @@ fn verify_batch(encoded: &[u8], batch: &RecordBatch, table: usize) -> Result<()>
     let mut columns = vec![0; table + 1];
     columns[table] = batch.num_columns();
     let meta = parse_header(encoded, 0, &columns)?;
-    let decoded = decode_columns(encoded, &meta, None, true)?;
+    let decoded = decode_columns(encoded, &meta, None, true, false)?;
     for ((c, a), f) in decoded
         .iter()
         .zip(batch.columns())
@@ -774,12 +774,15 @@ pub fn chunk_dictionary(src: &[u8], meta: &RowGroupMeta, i: usize) -> Result<Opt
 
 /// Decodes the columns in `which` (all when `None`) of the row group `meta`, whose bytes start
 /// at `src[0]` (archive offset `meta.offset`): in parallel on the current rayon pool, or with
-/// `parallel` false one after another on the calling thread.
+/// `parallel` false one after another on the calling thread. With `keep_planes`, for reading
+/// as Arrow arrays of each column's own type, integer and decimal chunks may keep their
+/// values as planes (see [`column::Planes`]).
 pub fn decode_columns(
     src: &[u8],
     meta: &RowGroupMeta,
     which: Option<&[usize]>,
     parallel: bool,
+    keep_planes: bool,
 ) -> Result<Vec<Column>> {
     let limit = chunk_limit(meta);
     let all: Vec<usize> = (0..meta.columns.len()).collect();
@@ -796,6 +799,7 @@ pub fn decode_columns(
             meta.rows as usize,
             meta.input_len as usize,
             streams,
+            keep_planes,
         )
         .map_err(|e| at_column(e, i, cm.streams.first().map_or(meta.offset, |s| s.offset)))
     };
@@ -830,6 +834,23 @@ pub fn decode_columns(
             if slots[b].is_none() {
                 slots[b] = Some(decode_one(b)?);
             }
+        }
+    }
+    // A link's base is read by value.
+    let bases: Vec<usize> = slots
+        .iter()
+        .filter_map(|c| match c {
+            Some(Column::Typed { link: Some(l), .. }) => Some(l.base()),
+            Some(Column::Text {
+                follows: Some(f), ..
+            }) => Some(f.base()),
+            _ => None,
+        })
+        .collect();
+    for b in bases {
+        if let Some(Some(c)) = slots.get_mut(b) {
+            c.decode_planes()
+                .map_err(|e| at_column(e, b, meta.offset))?;
         }
     }
     column::resolve_links(&mut slots, meta.rows as usize, meta.input_len as usize)
@@ -875,7 +896,7 @@ fn chunk_limit(meta: &RowGroupMeta) -> usize {
 /// Rebuilds the row group's input and appends it to `out`, checking it against the stored
 /// checksum.
 pub fn rebuild(src: &[u8], meta: &RowGroupMeta, d: &Dialect, out: &mut Vec<u8>) -> Result<()> {
-    let columns = decode_columns(src, meta, None, true)?;
+    let columns = decode_columns(src, meta, None, true, false)?;
     let mut rows = decode_streams(src, meta.offset, &meta.row_streams, chunk_limit(meta))?;
     let mut take = |role: RowRole| {
         rows.iter_mut()

@@ -93,7 +93,7 @@ fn days_in_month(y: i64, m: i64) -> i64 {
 }
 
 /// Howard Hinnant's days-from-civil: proleptic Gregorian date to days since 1970-01-01.
-fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
+const fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
     let y = if m <= 2 { y - 1 } else { y };
     let era = y.div_euclid(400);
     let yoe = y - era * 400;
@@ -413,6 +413,13 @@ pub fn timestamp_in_range(v: i64, f: TimeFormat) -> bool {
     date_in_range(v.div_euclid(f.scale()).div_euclid(86400))
 }
 
+/// The least and greatest value of a timestamp in format `f` for which
+/// [`timestamp_in_range`] holds: the first instant of the first day and the last of the last.
+pub fn timestamp_range(f: TimeFormat) -> (i64, i64) {
+    let day = 86400 * f.scale();
+    (FIRST_DAY * day, (LAST_DAY + 1) * day - 1)
+}
+
 /// Spells dates, remembering recent ones: a date column repeats and revisits its values, and
 /// the calendar arithmetic costs more than a lookup.
 #[derive(Default)]
@@ -479,8 +486,12 @@ pub fn put_date(out: &mut Vec<u8>, days: i64) {
 
 /// Whether `days` is a date [`parse_date`] can produce (years 0000..=9999).
 pub fn date_in_range(days: i64) -> bool {
-    (days_from_civil(0, 1, 1)..=days_from_civil(9999, 12, 31)).contains(&days)
+    (FIRST_DAY..=LAST_DAY).contains(&days)
 }
+
+/// The days of 0000-01-01 and 9999-12-31: the dates [`parse_date`] reads.
+pub const FIRST_DAY: i64 = days_from_civil(0, 1, 1);
+pub const LAST_DAY: i64 = days_from_civil(9999, 12, 31);
 
 #[cfg(test)]
 mod tests {
@@ -611,6 +622,15 @@ mod tests {
                 put_date(&mut want, d);
                 prop_assert_eq!(&cached, &want);
             }
+        }
+
+        #[test]
+        fn timestamp_ranges_bound_the_timestamps_in_range(v in any::<i64>(), places in 0u8..=6) {
+            let f = TimeFormat { places, t: false };
+            let (low, high) = timestamp_range(f);
+            prop_assert_eq!((low..=high).contains(&v), timestamp_in_range(v, f));
+            prop_assert!(timestamp_in_range(low, f) && timestamp_in_range(high, f));
+            prop_assert!(!timestamp_in_range(low - 1, f) && !timestamp_in_range(high + 1, f));
         }
 
         #[test]

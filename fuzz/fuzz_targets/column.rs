@@ -1,6 +1,7 @@
 //! Fuzz the column decoder: a kind, a row count and up to ten streams cut from the input,
-//! decoded, resolved against a base column when linked to one or following one, spelled row by row and turned
-//! into Arrow. Errors are fine; panics are not.
+//! decoded (integers and decimals kept as planes or not), resolved against a base column when
+//! linked to one or following one, turned into Arrow, spelled row by row and turned into
+//! Arrow again. Errors are fine; panics are not.
 #![no_main]
 
 use glyd_columnar::column::{decode, resolve_links, Column, Kind, Role};
@@ -36,7 +37,9 @@ fuzz_target!(|input: &[u8]| {
         .enumerate()
         .map(|(i, &r)| (r, body[i * piece..(i + 1) * piece].to_vec()))
         .collect();
-    if let Ok(col) = decode(kind, rows, 1 << 16, streams) {
+    // Integers and decimals may stay as planes, as chunks read as Arrow do.
+    let keep_planes = input[1] & 0x80 != 0;
+    if let Ok(col) = decode(kind, rows, 1 << 16, streams, keep_planes) {
         let linked = matches!(
             col,
             Column::Typed { link: Some(_), .. } | Column::Text { follows: Some(_), .. }
@@ -53,6 +56,7 @@ fuzz_target!(|input: &[u8]| {
                     })
                     .collect(),
                 link: None,
+                planes: None,
             };
             let mut slots = vec![Some(base), Some(col)];
             if resolve_links(&mut slots, rows, 1 << 16).is_err() {
@@ -62,6 +66,12 @@ fuzz_target!(|input: &[u8]| {
         } else {
             col
         };
+        // As Arrow as decoded (planes kept or not), then spelled from its values.
+        let _ = col.to_arrow(rows, &kind.data_type());
+        let mut col = col;
+        if col.decode_planes().is_err() {
+            return;
+        }
         let mut w = col.writer();
         let mut out = Vec::new();
         for _ in 0..rows {

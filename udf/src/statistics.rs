@@ -92,6 +92,7 @@ fn chunk_range(
                 flags: None,
                 values: vec![min, max],
                 link: None,
+                planes: None,
             };
             let a = both.to_arrow(2, target).ok()?;
             Some((

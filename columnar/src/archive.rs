@@ -1129,7 +1129,10 @@ impl ArchiveReader {
     }
 
     /// Writes the original input to `out` (for an Arrow table, a Parquet file of its data);
-    /// returns its length.
+    /// returns its length. Each row group is checked against its stored size and checksum;
+    /// on one thread its bytes go out as they are rebuilt, so after an error `out` may hold
+    /// part of the row group that failed (the command line's `glyd -d` checks each row group
+    /// before writing it: see [`rebuild`]).
     pub fn rebuild_to(&self, mut out: impl Write) -> Result<u64> {
         if self.arrow {
             return crate::parquet::write_table(self, out);
@@ -1140,6 +1143,18 @@ impl ArchiveReader {
             total += h.len() as u64;
         }
         let threads = rayon::current_num_threads().max(1);
+        if threads == 1 {
+            // Each row group's bytes go out a piece at a time, while they are in cache.
+            let mut buf = Vec::new();
+            let mut write = |piece: &[u8]| out.write_all(piece).map_err(Error::from);
+            for g in &self.groups {
+                let src = &self.data[g.offset as usize..g.end as usize];
+                let d = &self.tables[g.table].dialect;
+                rowgroup::rebuild_passing(src, g, d, &mut buf, &mut write)?;
+                total += g.input_len;
+            }
+            return Ok(total);
+        }
         // One output buffer per thread, reused: a fresh one would be faulted in page by page.
         let mut bufs: Vec<Vec<u8>> = vec![Vec::new(); threads];
         for batch in self.groups.chunks(threads) {

@@ -10,6 +10,7 @@ use crate::bytes::{put_prefixed, put_varint, Cursor};
 use crate::column::{Column, RawColumn, BARE, NULL, QUOTED};
 use crate::error::Result;
 use crate::exceptions::Exceptions;
+use crate::rebuilt::Rebuilt;
 use crate::text;
 use glyd_core::Level;
 
@@ -397,18 +398,17 @@ impl<'a> Tiles<'a> {
     }
 }
 
-/// Appends the text of a shredded row group: every row, with the exceptions where they were.
-/// Stops with an error once it has written more than `limit` bytes (the row group's input
-/// size: columns that claim more are damaged).
+/// Appends the text of a shredded row group to `out`: every row, with the exceptions where
+/// they were. Stops with an error once it has written more than `limit` bytes (the row
+/// group's input size: columns that claim more are damaged).
 pub fn rebuild(
     columns: &[Column],
     terminators: &[u8],
     exceptions: &Exceptions,
     d: &Dialect,
     limit: usize,
-    out: &mut Vec<u8>,
+    out: &mut Rebuilt,
 ) -> Result<()> {
-    let start = out.len();
     let delimiter = d.delimiter;
     let mut tiles = Tiles::new(columns, d.style);
     let mut ex = 0;
@@ -421,22 +421,23 @@ pub fn rebuild(
         let room = tiles.iter().map(|(d, _)| d.len()).sum::<usize>()
             + terms.len() * (tiles.len() + 2)
             + MARGIN;
-        out.reserve(room);
+        let buf = &mut *out.buf;
+        buf.reserve(room);
         for (k, &term) in terms.iter().enumerate() {
             let row = t * TILE + k;
             if ex < exceptions.len() && exceptions.rows[ex] == row as u64 {
                 while ex < exceptions.len() && exceptions.rows[ex] == row as u64 {
-                    out.extend_from_slice(exceptions.get(ex));
+                    buf.extend_from_slice(exceptions.get(ex));
                     ex += 1;
                 }
-                out.reserve(room);
+                buf.reserve(room);
             }
-            let mut at = out.len();
-            // SAFETY: `data` has MARGIN bytes after every value; `out` has room for the rest
+            let mut at = buf.len();
+            // SAFETY: `data` has MARGIN bytes after every value; `buf` has room for the rest
             // of the tile plus MARGIN (reserved above), so each wide copy and every delimiter
             // and terminator byte stays within both allocations.
             unsafe {
-                let base = out.as_mut_ptr();
+                let base = buf.as_mut_ptr();
                 for (i, (data, ends)) in tiles.iter().enumerate() {
                     let (a, b) = (ends[k], ends[k + 1]);
                     if i > 0 {
@@ -455,19 +456,14 @@ pub fn rebuild(
                 base.add(at).copy_from_nonoverlapping(bytes.as_ptr(), 2);
                 at += kept;
                 // Bytes up to `at` were all written above, within the reserved room.
-                out.set_len(at);
+                buf.set_len(at);
             }
         }
-        if out.len() - start > limit {
-            return Err(crate::error::Error::corrupt(
-                "row group",
-                0,
-                format!("rows rebuild to more than the {limit} input bytes"),
-            ));
-        }
+        out.check_limit(limit)?;
+        out.tile_done()?;
     }
     for i in ex..exceptions.len() {
-        out.extend_from_slice(exceptions.get(i));
+        out.buf.extend_from_slice(exceptions.get(i));
     }
     Ok(())
 }
@@ -611,8 +607,23 @@ mod tests {
                 first
             })
             .collect();
-        let mut out = Vec::new();
-        rebuild(&cols, &s.terminators, &s.exceptions, d, src.len(), &mut out).unwrap();
+        // Passed on in pieces as a reader takes them (the pieces in order are the input).
+        let (mut out, mut scratch) = (Vec::new(), Vec::new());
+        let mut take = |piece: &[u8]| {
+            out.extend_from_slice(piece);
+            Ok(())
+        };
+        let mut rebuilt = Rebuilt::passed_on(&mut scratch, &mut take);
+        rebuild(
+            &cols,
+            &s.terminators,
+            &s.exceptions,
+            d,
+            src.len(),
+            &mut rebuilt,
+        )
+        .unwrap();
+        rebuilt.pass_on().unwrap();
         assert_eq!(String::from_utf8_lossy(&out), String::from_utf8_lossy(src));
         assert_eq!(out, src);
         s

@@ -153,7 +153,7 @@ mod tests {
             &shapes,
             Style::Fields,
             src.len(),
-            &mut out,
+            &mut crate::rebuilt::Rebuilt::kept(&mut out),
         )
         .unwrap();
         assert_eq!(String::from_utf8_lossy(&out), String::from_utf8_lossy(src));

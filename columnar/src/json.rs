@@ -302,7 +302,7 @@ mod tests {
             &shapes,
             Style::Json,
             src.len(),
-            &mut out,
+            &mut crate::rebuilt::Rebuilt::kept(&mut out),
         )
         .unwrap();
         assert_eq!(String::from_utf8_lossy(&out), String::from_utf8_lossy(src));

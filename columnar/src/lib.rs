@@ -37,6 +37,7 @@ pub mod fields;
 pub mod json;
 pub mod logtime;
 pub mod parquet;
+pub mod rebuilt;
 pub mod rowgroup;
 pub mod shape;
 pub mod sql;

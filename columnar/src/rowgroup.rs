@@ -16,6 +16,7 @@ use crate::delimited::{self, Dialect, LF};
 use crate::error::{Error, Result};
 use crate::escapes::{self, Escapes};
 use crate::exceptions::Exceptions;
+use crate::rebuilt::Rebuilt;
 use crate::shape::Shapes;
 
 /// The largest row group input a reader accepts (writers cut them smaller).
@@ -281,16 +282,28 @@ fn verify(encoded: &[u8], src: &[u8], table: usize, d: &Dialect) -> Result<()> {
     let mut columns = vec![0; table + 1];
     columns[table] = d.columns;
     let meta = parse_header(encoded, 0, &columns)?;
-    let mut out = Vec::with_capacity(src.len());
-    rebuild(encoded, &meta, d, &mut out)?;
-    if out != src {
-        return Err(Error::corrupt(
-            "row group",
-            0,
-            "rebuild differs from its input",
-        ));
-    }
+    // Compared with the input a piece at a time, as the pieces come (and their size and
+    // checksum at the end).
+    let mut at = 0;
+    let mut same = |piece: &[u8]| {
+        if src.get(at..at + piece.len()) != Some(piece) {
+            return Err(Error::corrupt(
+                "row group",
+                0,
+                format!("rebuild differs from its input within bytes {at}.."),
+            ));
+        }
+        at += piece.len();
+        Ok(())
+    };
+    VERIFY_BUFFER.with_borrow_mut(|buf| rebuild_passing(encoded, &meta, d, buf, &mut same))?;
+    debug_assert_eq!(at, src.len(), "the size was checked");
     Ok(())
+}
+
+thread_local! {
+    /// Scratch for [`verify`]'s rebuilds, one per thread, reused.
+    static VERIFY_BUFFER: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 fn encode_shredded(
@@ -894,8 +907,56 @@ fn chunk_limit(meta: &RowGroupMeta) -> usize {
 }
 
 /// Rebuilds the row group's input and appends it to `out`, checking it against the stored
-/// checksum.
+/// size and checksum.
 pub fn rebuild(src: &[u8], meta: &RowGroupMeta, d: &Dialect, out: &mut Vec<u8>) -> Result<()> {
+    let start = out.len();
+    out.reserve(meta.input_len as usize);
+    rebuild_into(src, meta, d, &mut Rebuilt::kept(out))?;
+    let rebuilt = &out[start..];
+    check_rebuilt(meta, rebuilt.len(), glyd_core::checksum(rebuilt))
+}
+
+/// Rebuilds the row group's input and passes it to `take` a piece at a time, while each piece
+/// is still in cache (`buf` is scratch space, reused). Checks the stored size and checksum at
+/// the end: an error then means `take` has had bytes that are not the input.
+pub fn rebuild_passing(
+    src: &[u8],
+    meta: &RowGroupMeta,
+    d: &Dialect,
+    buf: &mut Vec<u8>,
+    take: &mut dyn FnMut(&[u8]) -> Result<()>,
+) -> Result<()> {
+    let mut sum = glyd_core::Checksum::default();
+    let mut len = 0;
+    let mut pass = |piece: &[u8]| {
+        sum.update(piece);
+        len += piece.len();
+        take(piece)
+    };
+    let mut out = Rebuilt::passed_on(buf, &mut pass);
+    rebuild_into(src, meta, d, &mut out)?;
+    out.pass_on()?;
+    check_rebuilt(meta, len, sum.value())
+}
+
+/// An error unless `len` bytes with checksum `sum` are the row group's input, as its header
+/// says.
+fn check_rebuilt(meta: &RowGroupMeta, len: usize, sum: u32) -> Result<()> {
+    if len as u64 != meta.input_len || sum != meta.input_checksum {
+        return Err(Error::corrupt(
+            "row group",
+            meta.offset,
+            format!(
+                "rebuilt {len} bytes that do not match the stored size {} and checksum",
+                meta.input_len
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Rebuilds the row group's input into `out` (see [`Rebuilt`]).
+fn rebuild_into(src: &[u8], meta: &RowGroupMeta, d: &Dialect, out: &mut Rebuilt) -> Result<()> {
     let columns = decode_columns(src, meta, None, true, false)?;
     let mut rows = decode_streams(src, meta.offset, &meta.row_streams, chunk_limit(meta))?;
     let mut take = |role: RowRole| {
@@ -925,8 +986,6 @@ pub fn rebuild(src: &[u8], meta: &RowGroupMeta, d: &Dialect, out: &mut Vec<u8>) 
             ))
         }
     };
-    let start = out.len();
-    out.reserve(meta.input_len as usize);
     let limit = meta.input_len as usize;
     if d.style.shaped() {
         let shapes = match (take(RowRole::Shapes), take(RowRole::ShapeIds)) {
@@ -965,19 +1024,5 @@ pub fn rebuild(src: &[u8], meta: &RowGroupMeta, d: &Dialect, out: &mut Vec<u8>) 
             detail,
         },
         e => e,
-    })?;
-    let rebuilt = &out[start..];
-    if rebuilt.len() as u64 != meta.input_len || glyd_core::checksum(rebuilt) != meta.input_checksum
-    {
-        return Err(Error::corrupt(
-            "row group",
-            meta.offset,
-            format!(
-                "rebuilt {} bytes that do not match the stored size {} and checksum",
-                rebuilt.len(),
-                meta.input_len
-            ),
-        ));
-    }
-    Ok(())
+    })
 }

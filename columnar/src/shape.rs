@@ -9,8 +9,9 @@ use memchr::memchr;
 use crate::bytes::{put_prefixed, put_varint, Cursor};
 use crate::column::{Column, RawColumn, Style, ABSENT};
 use crate::delimited::{self, CRLF, LF, NONE};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::exceptions::Exceptions;
+use crate::rebuilt::Rebuilt;
 
 /// Most shapes in one row group; lines of further shapes become exceptions.
 pub const MAX_SHAPES: usize = 1 << 16;
@@ -186,42 +187,38 @@ pub fn rebuild(
     shapes: &Shapes,
     style: Style,
     limit: usize,
-    out: &mut Vec<u8>,
+    out: &mut Rebuilt,
 ) -> Result<()> {
-    let start = out.len();
     let mut tiles = delimited::Tiles::new(columns, style);
     let mut ex = 0;
     let mut row = 0;
     for terms in terminators.chunks(delimited::TILE) {
         tiles.spell(terms.len());
         for (k, &term) in terms.iter().enumerate() {
+            let buf = &mut *out.buf;
             while ex < exceptions.len() && exceptions.rows[ex] == row as u64 {
-                out.extend_from_slice(exceptions.get(ex));
+                buf.extend_from_slice(exceptions.get(ex));
                 ex += 1;
             }
             let shape = &shapes.list[shapes.ids[row] as usize];
             for (col, sep) in &shape.fields {
-                out.extend_from_slice(sep);
-                out.extend_from_slice(tiles.value(*col as usize, k));
+                buf.extend_from_slice(sep);
+                buf.extend_from_slice(tiles.value(*col as usize, k));
             }
-            out.extend_from_slice(&shape.tail);
+            buf.extend_from_slice(&shape.tail);
             match term {
-                LF => out.push(b'\n'),
-                CRLF => out.extend_from_slice(b"\r\n"),
+                LF => buf.push(b'\n'),
+                CRLF => buf.extend_from_slice(b"\r\n"),
                 _ => {}
             }
-            if out.len() - start > limit {
-                return Err(Error::corrupt(
-                    "row group",
-                    0,
-                    format!("rows rebuild to more than the {limit} input bytes"),
-                ));
-            }
+            // Per row: a shape's text repeats in every row that has it.
+            out.check_limit(limit)?;
             row += 1;
         }
+        out.tile_done()?;
     }
     for i in ex..exceptions.len() {
-        out.extend_from_slice(exceptions.get(i));
+        out.buf.extend_from_slice(exceptions.get(i));
     }
     Ok(())
 }

@@ -80,9 +80,19 @@ fn read_both(bytes: &[u8], src: &[u8]) -> (bool, bool) {
         r.read(None, 0..r.row_groups().len())?;
         Ok(out)
     });
+    // On one thread the indexed reader passes each row group's bytes on as they come.
+    let one_thread = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .unwrap();
+    let passed_on = ArchiveReader::from_bytes(bytes.to_vec()).and_then(|r| {
+        let mut out = Vec::new();
+        one_thread.install(|| r.rebuild_to(&mut out))?;
+        Ok(out)
+    });
     let mut out = Vec::new();
     let streamed = rebuild(bytes, &mut out).map(|_| out);
-    for out in [&indexed, &streamed].into_iter().flatten() {
+    for out in [&indexed, &passed_on, &streamed].into_iter().flatten() {
         assert!(out == src, "a damaged archive decoded to different bytes");
     }
     (indexed.is_err(), streamed.is_err())

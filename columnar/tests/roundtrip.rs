@@ -42,6 +42,14 @@ fn check(src: &[u8], f: impl Into<Format>, opts: &WriteOptions, piece: usize) ->
     let mut back = Vec::new();
     assert_eq!(reader.rebuild_to(&mut back).unwrap(), src.len() as u64);
     assert!(back == src, "indexed rebuild differs");
+    // On one thread, each row group's bytes are passed on as they come.
+    let one_thread = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .unwrap();
+    back.clear();
+    one_thread.install(|| reader.rebuild_to(&mut back)).unwrap();
+    assert!(back == src, "indexed rebuild on one thread differs");
     let mut streamed = Vec::new();
     rebuild(&archive[..], &mut streamed).unwrap();
     assert!(streamed == src, "streaming rebuild differs");

@@ -17,6 +17,28 @@ pub fn checksum(data: &[u8]) -> u32 {
     twox_hash::XxHash3_64::oneshot(data) as u32
 }
 
+/// [`checksum`] of bytes that come in pieces: the same value as `checksum` of them all, for
+/// output checked as it is passed on rather than once it is all in memory.
+pub struct Checksum(twox_hash::XxHash3_64);
+
+impl Default for Checksum {
+    fn default() -> Self {
+        Checksum(twox_hash::XxHash3_64::with_seed(0))
+    }
+}
+
+impl Checksum {
+    /// Takes in the next piece.
+    pub fn update(&mut self, piece: &[u8]) {
+        std::hash::Hasher::write(&mut self.0, piece);
+    }
+
+    /// The checksum of every piece so far, in order.
+    pub fn value(&self) -> u32 {
+        std::hash::Hasher::finish(&self.0) as u32
+    }
+}
+
 #[cfg(target_arch = "x86_64")]
 mod avx512 {
     use std::arch::x86_64::*;
@@ -178,6 +200,21 @@ mod tests {
         // XXH3-64 of the empty input, seed 0, is 2D06800538D394C2 (xxHash test vectors).
         assert_eq!(super::checksum(b""), 0x38D3_94C2_u32);
         assert_eq!(twox_hash::XxHash3_64::oneshot(b""), 0x2D06_8005_38D3_94C2);
+    }
+
+    #[test]
+    fn pieces_checksum_as_the_whole() {
+        let data: Vec<u8> = (0..300_000u32).map(|i| (i * 7 ^ i >> 5) as u8).collect();
+        for cuts in [&[][..], &[1, 240, 241][..], &[1000, 131_072, 200_000][..]] {
+            let mut c = super::Checksum::default();
+            let mut at = 0;
+            for &cut in cuts.iter().chain([data.len()].iter()) {
+                c.update(&data[at..cut]);
+                at = cut;
+            }
+            assert_eq!(c.value(), super::checksum(&data), "{cuts:?}");
+        }
+        assert_eq!(super::Checksum::default().value(), super::checksum(b""));
     }
 
     #[test]

@@ -28,7 +28,7 @@ mod parallel;
 pub mod varint;
 mod window;
 
-pub use checksum::checksum;
+pub use checksum::{checksum, Checksum};
 pub use decode::{decompress, decompress_into, decompress_with, decompressed_size, Decoder};
 pub use encode::Encoder;
 pub use error::{Error, Result};

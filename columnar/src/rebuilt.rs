@@ -11,13 +11,16 @@ use crate::error::{Error, Result};
 /// Bytes gathered before they are passed on: a few tiles' worth, well inside L2.
 const PASS_ON: usize = 128 << 10;
 
+/// What takes a row group's bytes as they come.
+pub type Take<'a> = &'a mut dyn FnMut(&[u8]) -> Result<()>;
+
 /// A row group's rebuilt bytes: appended to `buf` (after what it held before), and passed to
 /// `take` and cleared from it every [`PASS_ON`] bytes when there is a `take`.
 pub struct Rebuilt<'a> {
     pub buf: &'a mut Vec<u8>,
     /// Where this row group's bytes begin in `buf`.
     start: usize,
-    take: Option<&'a mut dyn FnMut(&[u8]) -> Result<()>>,
+    take: Option<Take<'a>>,
     /// Bytes passed to `take` so far.
     passed: usize,
 }
@@ -34,7 +37,7 @@ impl<'a> Rebuilt<'a> {
     }
 
     /// The row group's bytes, passed to `take` as they come (`buf` is scratch).
-    pub fn passed_on(buf: &'a mut Vec<u8>, take: &'a mut dyn FnMut(&[u8]) -> Result<()>) -> Self {
+    pub fn passed_on(buf: &'a mut Vec<u8>, take: Take<'a>) -> Self {
         buf.clear();
         Rebuilt {
             start: 0,

@@ -204,7 +204,9 @@ mod tests {
 
     #[test]
     fn pieces_checksum_as_the_whole() {
-        let data: Vec<u8> = (0..300_000u32).map(|i| (i * 7 ^ i >> 5) as u8).collect();
+        let data: Vec<u8> = (0..300_000u32)
+            .map(|i| ((i * 7) ^ (i >> 5)) as u8)
+            .collect();
         for cuts in [&[][..], &[1, 240, 241][..], &[1000, 131_072, 200_000][..]] {
             let mut c = super::Checksum::default();
             let mut at = 0;

@@ -64,9 +64,9 @@ pub fn compress_into(src: &[u8], parser: &Parser, long: bool, out: &mut Vec<u8>)
         // Low-entropy data (integer byte planes, small dictionary ids) is full of short
         // matches that cost more than the literals they replace, and slow the decoder: where
         // a sample says the block's bytes alone might code smaller, try that, and keep it if
-        // so.
+        // so. (A parse without matches is that payload already.)
         let lz = out.len() - start;
-        if literals_may_pay(src, lz) {
+        if !s.parse.seqs.is_empty() && literals_may_pay(src, lz) {
             s.literal_only.clear();
             write_payload(src, &[], &mut s.payload, &mut s.literal_only);
             if s.literal_only.len() < lz {

@@ -9,7 +9,7 @@
 //! words stream, every token after a word to the separators stream (mostly `" "`), each
 //! stream then compressing on its own statistics.
 
-use glyd_core::copy::{extend_from_padded, MARGIN};
+use glyd_core::copy::{copy_literals, extend_from_padded, MARGIN};
 
 use crate::bytes::{put_varint, Cursor};
 use crate::column::{FastMap, RawColumn, SAMPLE_ROWS};
@@ -254,12 +254,47 @@ pub fn decode(
     let mut padded = Vec::with_capacity(entries.len() + MARGIN);
     padded.extend_from_slice(entries);
     padded.resize(entries.len() + MARGIN, 0);
-    let mut data = Vec::with_capacity(max_text.min(16 * (words.len() + separators.len())));
+    let mut data: Vec<u8> = Vec::with_capacity(max_text.min(16 * (words.len() + separators.len())));
     let mut ends = Vec::with_capacity(rows + 1);
     ends.push(0u32);
+    let longest = spans
+        .iter()
+        .map(|&(a, b, _)| (b - a) as usize)
+        .max()
+        .unwrap_or(0);
     for _ in 0..rows {
         let n = c.varint().map_err(|e| e.to_string())?;
         let mut after_word = false;
+        // FAST PATH: a row whose tokens, however long, stay within `max_text` (every token
+        // takes an id byte, so `n` is at most the ids left) is copied with one reservation
+        // and no check per token.
+        let ids_left = (words.len() - w) + (separators.len() - g);
+        let most = (n as usize).saturating_mul(longest);
+        if n as usize <= ids_left && data.len().saturating_add(most) <= max_text {
+            data.reserve(most + MARGIN);
+            let mut at = data.len();
+            for _ in 0..n {
+                let id = if after_word {
+                    id_at(separators, &mut g)?
+                } else {
+                    id_at(words, &mut w)?
+                };
+                let &(a, b, word) = spans
+                    .get(id)
+                    .ok_or_else(|| format!("word {id} past the {vocabulary}-word vocabulary"))?;
+                let (a, len) = (a as usize, (b - a) as usize);
+                // SAFETY: `padded` holds MARGIN bytes past every entry; `data` has room for
+                // `n` of the longest entry and MARGIN past them (reserved above), and `at`
+                // has grown by at most `longest` per token.
+                unsafe { copy_literals(padded.as_ptr().add(a), data.as_mut_ptr().add(at), len) };
+                at += len;
+                after_word = word;
+            }
+            // SAFETY: the bytes up to `at` were all written above.
+            unsafe { data.set_len(at) };
+            ends.push(data.len() as u32);
+            continue;
+        }
         for _ in 0..n {
             let id = if after_word {
                 id_at(separators, &mut g)?

@@ -804,14 +804,7 @@ fn check_text_size(ids: &[u32], offsets: &[u32], max_text: usize, what: &str) ->
 
 /// Whether a decoded column still depends on another.
 fn is_linked(c: &Column) -> bool {
-    matches!(
-        c,
-        Column::Typed { link: Some(_), .. }
-            | Column::Text {
-                follows: Some(_),
-                ..
-            }
-    )
+    c.link_base().is_some()
 }
 
 /// Resolves the columns linked to another (see [`Link`]) into their own values, and the text
@@ -1622,6 +1615,17 @@ pub enum Column {
 }
 
 impl Column {
+    /// The column this one is linked to (typed) or follows (text), if any.
+    pub fn link_base(&self) -> Option<usize> {
+        match self {
+            Column::Typed { link: Some(l), .. } => Some(l.base()),
+            Column::Text {
+                follows: Some(f), ..
+            } => Some(f.base()),
+            _ => None,
+        }
+    }
+
     /// Turns a typed chunk's values kept as planes (see [`decode`]) into `values`, for uses
     /// that read them other than as Arrow arrays of the chunk's own type.
     pub fn decode_planes(&mut self) -> Result<()> {

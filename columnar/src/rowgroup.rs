@@ -831,13 +831,7 @@ pub fn decode_columns(
     loop {
         let missing: Vec<usize> = slots
             .iter()
-            .filter_map(|c| match c {
-                Some(Column::Typed { link: Some(l), .. }) => Some(l.base()),
-                Some(Column::Text {
-                    follows: Some(f), ..
-                }) => Some(f.base()),
-                _ => None,
-            })
+            .filter_map(|c| c.as_ref()?.link_base())
             .filter(|&b| b < meta.columns.len() && slots[b].is_none())
             .collect();
         if missing.is_empty() {
@@ -852,13 +846,7 @@ pub fn decode_columns(
     // A link's base is read by value.
     let bases: Vec<usize> = slots
         .iter()
-        .filter_map(|c| match c {
-            Some(Column::Typed { link: Some(l), .. }) => Some(l.base()),
-            Some(Column::Text {
-                follows: Some(f), ..
-            }) => Some(f.base()),
-            _ => None,
-        })
+        .filter_map(|c| c.as_ref()?.link_base())
         .collect();
     for b in bases {
         if let Some(Some(c)) = slots.get_mut(b) {

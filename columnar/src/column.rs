@@ -410,27 +410,38 @@ fn typed_value(col: &RawColumn, row: usize, empty_is_null: bool) -> Result<Optio
 /// Every row's stored flag and the present values of `col` as `kind`, or `None` if some value
 /// is not of `kind` (for decimals and timestamps: not spelled alike).
 fn typed_values(col: &RawColumn, kind: Kind, empty_is_null: bool) -> Option<(Vec<u8>, Vec<i64>)> {
+    match kind {
+        Kind::Int => values_as(col, kind, empty_is_null, text::parse_int),
+        Kind::Decimal(p) => values_as(col, kind, empty_is_null, |v| {
+            text::parse_decimal(v).and_then(|(x, q)| (q == p).then_some(x))
+        }),
+        Kind::Date => {
+            let mut dates = text::DateReader::default();
+            values_as(col, kind, empty_is_null, |v| dates.read(v))
+        }
+        Kind::Timestamp(f) => values_as(col, kind, empty_is_null, |v| {
+            text::parse_timestamp(v).and_then(|(t, g)| (g == f).then_some(t))
+        }),
+        Kind::Text | Kind::Arrow => None,
+    }
+}
+
+/// [`typed_values`] with each present value read by `read` (one loop per kind).
+#[inline(always)]
+fn values_as(
+    col: &RawColumn,
+    kind: Kind,
+    empty_is_null: bool,
+    mut read: impl FnMut(&[u8]) -> Option<i64>,
+) -> Option<(Vec<u8>, Vec<i64>)> {
     let mut flags = Vec::with_capacity(col.rows());
     let mut values = Vec::with_capacity(col.rows());
     for row in 0..col.rows() {
         let v = col.value(row);
         flags.push(stored_flag(kind, col.flags[row], v));
-        let Some(v) = typed_value(col, row, empty_is_null).ok()? else {
-            continue;
-        };
-        values.push(match kind {
-            Kind::Int => text::parse_int(v)?,
-            Kind::Decimal(p) => match text::parse_decimal(v)? {
-                (x, q) if q == p => x,
-                _ => return None,
-            },
-            Kind::Date => text::parse_date(v)?,
-            Kind::Timestamp(f) => match text::parse_timestamp(v)? {
-                (t, g) if g == f => t,
-                _ => return None,
-            },
-            Kind::Text | Kind::Arrow => return None,
-        });
+        if let Some(v) = typed_value(col, row, empty_is_null).ok()? {
+            values.push(read(v)?);
+        }
     }
     Some((flags, values))
 }

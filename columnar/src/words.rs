@@ -50,6 +50,98 @@ fn token_end(v: &[u8], at: usize) -> Option<usize> {
     Some(at + 1 + len)
 }
 
+/// Where the tokens of a column's bytes start, found for all of them in one pass: bit
+/// `i % 64` of `bits[i / 64]` is set where byte `i` is of another class (word or not) than the
+/// byte before it, or is the first. A row's tokens then end at the next set bit or the row's
+/// end, a count of trailing zeros rather than a look at every byte.
+struct TokenStarts {
+    bits: Vec<u64>,
+}
+
+impl TokenStarts {
+    fn new(data: &[u8]) -> Self {
+        let mut bits = Vec::with_capacity(data.len().div_ceil(64));
+        // Whether the byte before the current window is a word byte.
+        let mut before = false;
+        let mut windows = data.chunks_exact(64);
+        for w in &mut windows {
+            let word = word_mask(w.try_into().expect("64 bytes"));
+            bits.push(word ^ (word << 1 | u64::from(before)));
+            before = word >> 63 != 0;
+        }
+        let tail = windows.remainder();
+        if !tail.is_empty() {
+            let word = tail.iter().enumerate().fold(0u64, |m, (i, &b)| {
+                m | u64::from(WORD_BYTE[usize::from(b)]) << i
+            });
+            bits.push(word ^ (word << 1 | u64::from(before)));
+        }
+        // The first byte starts a token whatever its class.
+        if let Some(first) = bits.first_mut() {
+            *first |= 1;
+        }
+        TokenStarts { bits }
+    }
+
+    /// Where the token starting at `at` ends: the next token start, or `limit` if that comes
+    /// first (`at < limit <= ` the data's length).
+    #[inline(always)]
+    fn end(&self, at: usize, limit: usize) -> usize {
+        let from = at + 1;
+        let mut k = from / 64;
+        let mut m = match self.bits.get(k) {
+            Some(&b) => b & (u64::MAX << (from % 64)),
+            None => return limit,
+        };
+        while m == 0 {
+            k += 1;
+            if k * 64 >= limit {
+                return limit;
+            }
+            m = self.bits[k];
+        }
+        (k * 64 + m.trailing_zeros() as usize).min(limit)
+    }
+}
+
+/// Bit `i` set where `w[i]` is a word byte ([`is_word_byte`]).
+#[inline(always)]
+fn word_mask(w: &[u8; 64]) -> u64 {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{
+            _mm_and_si128, _mm_cmpgt_epi8, _mm_cmplt_epi8, _mm_loadu_si128, _mm_movemask_epi8,
+            _mm_or_si128, _mm_set1_epi8,
+        };
+        let mut mask = 0u64;
+        // FAST PATH (SSE2, part of every x86_64 target; each load reads 16 of `w`'s 64 bytes).
+        // As signed bytes, 0x80 and above are negative: their sign bits are the movemask of
+        // the bytes themselves, and they fall outside both ranges below.
+        unsafe {
+            let in_range = |v, lo: u8, hi: u8| {
+                _mm_and_si128(
+                    _mm_cmpgt_epi8(v, _mm_set1_epi8(lo as i8 - 1)),
+                    _mm_cmplt_epi8(v, _mm_set1_epi8(hi as i8 + 1)),
+                )
+            };
+            for k in 0..4 {
+                let v = _mm_loadu_si128(w.as_ptr().add(16 * k).cast());
+                let digit = in_range(v, b'0', b'9');
+                let letter = in_range(_mm_or_si128(v, _mm_set1_epi8(0x20)), b'a', b'z');
+                let hits = _mm_movemask_epi8(_mm_or_si128(digit, letter)) | _mm_movemask_epi8(v);
+                mask |= u64::from(hits as u16) << (16 * k);
+            }
+        }
+        mask
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        w.iter().enumerate().fold(0u64, |m, (i, &b)| {
+            m | u64::from(WORD_BYTE[usize::from(b)]) << i
+        })
+    }
+}
+
 /// Appends id `id` (< [`MAX_VOCABULARY`]): one byte below 128, else two, high bits first.
 fn put_id(out: &mut Vec<u8>, id: u32) {
     if id < 0x80 {
@@ -167,11 +259,13 @@ pub fn encode(col: &RawColumn) -> Option<Streams> {
     let mut rows: Vec<u32> = Vec::with_capacity(col.rows() + 1);
     let mut seq: Vec<u32> = Vec::with_capacity(col.data.len() / 4);
     rows.push(0);
+    let starts = TokenStarts::new(data);
     let mut at = 0;
     for &row_end in &col.ends {
         // The row's tokens, found in the column's bytes directly (positions in `data`).
-        let row = &data[..row_end as usize];
-        while let Some(end) = token_end(row, at) {
+        let row_end = row_end as usize;
+        while at < row_end {
+            let end = starts.end(at, row_end);
             seq.push(vocabulary.id(data, at, end)?);
             at = end;
         }
@@ -360,6 +454,29 @@ mod tests {
     }
 
     proptest! {
+        /// Token ends from the one-pass bitmask are those of a look at every byte, from any
+        /// position to any limit, across and within 64-byte windows.
+        #[test]
+        fn token_starts_find_every_token_end(
+            data in proptest::collection::vec(prop_oneof![
+                Just(b' '), Just(b'a'), Just(b'Z'), Just(b'0'), Just(b'9'), Just(b'/'), Just(b':'),
+                Just(b'@'), Just(b'['), Just(b'`'), Just(b'{'), Just(0x7fu8), Just(0x80u8),
+                any::<u8>()
+            ], 0..300),
+            cuts in proptest::collection::vec((any::<usize>(), any::<usize>()), 1..20),
+        ) {
+            let starts = TokenStarts::new(&data);
+            for (a, b) in cuts {
+                if data.is_empty() {
+                    break;
+                }
+                let at = a % data.len();
+                let limit = at + 1 + b % (data.len() - at);
+                let expected = token_end(&data[..limit], at).unwrap();
+                prop_assert_eq!(starts.end(at, limit), expected, "at {} limit {}", at, limit);
+            }
+        }
+
         /// Any text, prose-like or not, decodes to its values.
         #[test]
         fn words_decode_to_their_values(

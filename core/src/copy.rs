@@ -91,6 +91,20 @@ unsafe fn copy_match_head<const HEAD: usize>(dst: *mut u8, off: usize, len: usiz
     }
 }
 
+/// Asks the cache for the line holding `at` ahead of a read (a hint: any address is allowed,
+/// nothing is read).
+#[inline(always)]
+pub fn prefetch(at: *const u8) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch hint never faults and reads nothing into the program (SSE, part of
+    // every x86_64 target).
+    unsafe {
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(at.cast());
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = at;
+}
+
 /// Copies `len` bytes from `off` bytes before `out[op]` to `out[op..]`, one at a time (the exact
 /// path for the last sequences of a block; `1 <= off <= op`, `op + len <= out.len()`).
 #[inline]

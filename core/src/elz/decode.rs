@@ -219,6 +219,24 @@ fn decode_section(
     execute(&pass, reps, out, op)
 }
 
+/// How many of `codes` are [`FAR_CODE`] or above, counted in byte lanes 255 codes at a time
+/// (a `usize` count per code cost the decoder 2-3%).
+fn far_codes(codes: &[u8]) -> usize {
+    codes
+        .chunks(255)
+        .map(|c| usize::from(c.iter().map(|&x| u8::from(x >= FAR_CODE)).sum::<u8>()))
+        .sum()
+}
+
+/// Sequences read (and their matches' sources prefetched) before any of them is copied.
+const BATCH: usize = 16;
+
+/// Offset codes from this one up name offsets of a mebibyte or more, past the L2 cache of
+/// most cores. A section with one sequence in [`FAR_SHARE`] or more this far back is decoded
+/// in batches, prefetching match sources; others in one pass.
+const FAR_CODE: u8 = 20;
+const FAR_SHARE: usize = 10;
+
 /// The arguments of the sequence pass ([`execute`]).
 struct Pass<'a> {
     codes: [&'a [u8]; 3],
@@ -235,12 +253,24 @@ struct Pass<'a> {
 /// literal length, match length and offset value; the repeat offsets resolve; its literals and
 /// match are copied. Returns the output position after the section.
 fn execute(p: &Pass<'_>, reps: &mut Reps, out: &mut [u8], op: usize) -> Result<usize, LzError> {
+    let [_, _, ofc] = p.codes;
+    let far = far_codes(ofc) * FAR_SHARE >= ofc.len();
     #[cfg(target_arch = "x86_64")]
     if std::is_x86_feature_detected!("bmi2") {
         // SAFETY: the CPU has BMI2, checked on the line above.
-        return unsafe { execute_bmi2(p, reps, out, op) };
+        return unsafe {
+            if far {
+                execute_bmi2::<true>(p, reps, out, op)
+            } else {
+                execute_bmi2::<false>(p, reps, out, op)
+            }
+        };
     }
-    execute_seqs(p, reps, out, op)
+    if far {
+        execute_seqs::<true>(p, reps, out, op)
+    } else {
+        execute_seqs::<false>(p, reps, out, op)
+    }
 }
 
 /// FAST PATH: [`execute`] compiled with BMI2: the extra-bit fields are cut with `shrx` and
@@ -251,17 +281,128 @@ fn execute(p: &Pass<'_>, reps: &mut Reps, out: &mut [u8], op: usize) -> Result<u
 /// The CPU must support BMI2.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "bmi2")]
-unsafe fn execute_bmi2(
+unsafe fn execute_bmi2<const FAR: bool>(
     p: &Pass<'_>,
     reps: &mut Reps,
     out: &mut [u8],
     op: usize,
 ) -> Result<usize, LzError> {
-    execute_seqs(p, reps, out, op)
+    execute_seqs::<FAR>(p, reps, out, op)
+}
+
+/// Reads each sequence's literal length, match length and offset from its codes, the
+/// extra-bits stream and the repeat offsets.
+struct SeqFields<'a> {
+    t: &'static Tables,
+    /// The extra-bits stream followed by at least 8 zero bytes.
+    extra: &'a [u8],
+    last_load: usize,
+    /// Bits of `extra` read so far: the only serial chain through the stream.
+    bit: usize,
+    reps: Reps,
+}
+
+impl SeqFields<'_> {
+    /// The extra bits from bit `bit` on, with one unaligned load. A position past the stream (a
+    /// corrupt payload) is clamped for the load and caught after the sequences.
+    #[inline(always)]
+    fn load(&self, bit: usize) -> u64 {
+        let at = (bit >> 3).min(self.last_load);
+        // SAFETY: `at + 8 <= extra.len()` by the clamp above (LLVM keeps a slice check here).
+        let w = unsafe { std::ptr::read_unaligned(self.extra.as_ptr().add(at).cast::<u64>()) };
+        u64::from_le(w) >> (bit & 7)
+    }
+
+    /// The next sequence's (literal length, match length, offset), from its three codes; the
+    /// offset is 0 where the payload names a zero offset.
+    #[inline(always)]
+    fn next(&mut self, lc: u8, mc: u8, oc: u8) -> (usize, usize, usize) {
+        let (lbase, lbits) = self.t.ll[lc as usize & 127];
+        let (mbase, mbits) = self.t.ml[mc as usize & 127];
+        let ob = u32::from(oc) & 31;
+        // All three fields from one load where they fit in 56 bits (nearly always).
+        let total = lbits + mbits + ob;
+        let (lx, mx, ox) = if total <= 56 {
+            let v = self.load(self.bit);
+            self.bit += total as usize;
+            (
+                v & ((1 << lbits) - 1),
+                (v >> lbits) & ((1 << mbits) - 1),
+                (v >> (lbits + mbits)) & ((1 << ob) - 1),
+            )
+        } else {
+            let lx = self.load(self.bit) & ((1 << lbits) - 1);
+            self.bit += lbits as usize;
+            let mx = self.load(self.bit) & ((1 << mbits) - 1);
+            self.bit += mbits as usize;
+            let ox = self.load(self.bit) & ((1 << ob) - 1);
+            self.bit += ob as usize;
+            (lx, mx, ox)
+        };
+        let ll = (lbase + lx as u32) as usize;
+        let ml = (mbase + mx as u32) as usize + MIN_MATCH;
+        let ov = (1u32 << ob) + ox as u32;
+        let off = self.reps.decode(ov, ll as u32) as usize;
+        (ll, ml, off)
+    }
+}
+
+/// Checks a sequence of `ll` literals (`lits_left` remain) and a match of `ml` at `off`,
+/// written at `op` with `room` bytes of output left.
+#[inline(always)]
+fn check_seq(
+    ll: usize,
+    ml: usize,
+    off: usize,
+    lits_left: usize,
+    room: usize,
+    op: usize,
+) -> Result<(), LzError> {
+    if ll > lits_left {
+        return Err(LzError("literal run reads past the literals"));
+    }
+    if ll + ml > room {
+        return Err(LzError("sequence writes past the block's decoded size"));
+    }
+    // One comparison for both a zero offset and one before the block's start.
+    if off.wrapping_sub(1) >= op + ll {
+        return Err(LzError(
+            "match offset is zero or reaches before the start of the block",
+        ));
+    }
+    Ok(())
+}
+
+/// Copies a sequence's literals from `literals[lp..]` and then its match to `out[op..]`:
+/// with wide copies where the output has room after it, exactly near its end.
+///
+/// # Safety
+///
+/// The sequence must have passed [`check_seq`] at `op` with the literals left after `lp`, and
+/// `literals` must carry [`wide::MARGIN`] bytes after its last literal.
+#[inline(always)]
+unsafe fn copy_seq(
+    out: &mut [u8],
+    literals: &[u8],
+    op: usize,
+    lp: usize,
+    (ll, ml, off): (usize, usize, usize),
+) {
+    if ll + ml + wide::LONG_MARGIN <= out.len() - op {
+        // SAFETY: the literals carry a MARGIN-byte tail and `ll` are left after `lp`; the
+        // output has `ll + ml + LONG_MARGIN` bytes from `op`; `1 <= off <= op + ll`.
+        unsafe {
+            wide::copy_literals(literals.as_ptr().add(lp), out.as_mut_ptr().add(op), ll);
+            wide::copy_long_match(out.as_mut_ptr().add(op + ll), off, ml);
+        }
+    } else {
+        out[op..op + ll].copy_from_slice(&literals[lp..lp + ll]);
+        wide::copy_match_exact(out, op + ll, off, ml);
+    }
 }
 
 #[inline(always)]
-fn execute_seqs(
+fn execute_seqs<const FAR: bool>(
     p: &Pass<'_>,
     reps: &mut Reps,
     out: &mut [u8],
@@ -275,76 +416,78 @@ fn execute_seqs(
         lit_count,
         last,
     } = *p;
-    let t = tables();
     debug_assert!(extra.len() >= extra_len + 8);
-    // The extra bits are read at a bit position with one unaligned load each: the position is
-    // the only serial chain through the stream. A position past the stream (a corrupt
-    // payload) is clamped for the load and caught after the loop.
-    let last_load = extra.len() - 8;
-    let load = |bit: usize| {
-        let at = (bit >> 3).min(last_load);
-        // SAFETY: `at + 8 <= extra.len()` by the clamp above (LLVM keeps a slice check here).
-        let w = unsafe { std::ptr::read_unaligned(extra.as_ptr().add(at).cast::<u64>()) };
-        u64::from_le(w) >> (bit & 7)
+    let mut fields = SeqFields {
+        t: tables(),
+        extra,
+        last_load: extra.len() - 8,
+        bit: 0,
+        // A local copy: the repeat offsets stay in registers through the loop.
+        reps: *reps,
     };
     let out_len = out.len();
     let mut lp = 0usize;
-    let mut bit = 0usize;
-    // A local copy: the repeat offsets stay in registers through the loop.
-    let mut r = *reps;
-    for ((&lc, &mc), &oc) in llc.iter().zip(mlc).zip(ofc) {
-        let (lbase, lbits) = t.ll[lc as usize & 127];
-        let (mbase, mbits) = t.ml[mc as usize & 127];
-        let ob = u32::from(oc) & 31;
-        // All three fields from one load where they fit in 56 bits (nearly always).
-        let total = lbits + mbits + ob;
-        let (lx, mx, ox) = if total <= 56 {
-            let v = load(bit);
-            bit += total as usize;
-            (
-                v & ((1 << lbits) - 1),
-                (v >> lbits) & ((1 << mbits) - 1),
-                (v >> (lbits + mbits)) & ((1 << ob) - 1),
-            )
-        } else {
-            let lx = load(bit) & ((1 << lbits) - 1);
-            bit += lbits as usize;
-            let mx = load(bit) & ((1 << mbits) - 1);
-            bit += mbits as usize;
-            let ox = load(bit) & ((1 << ob) - 1);
-            bit += ob as usize;
-            (lx, mx, ox)
-        };
-        let ll = (lbase + lx as u32) as usize;
-        let ml = (mbase + mx as u32) as usize + MIN_MATCH;
-        let ov = (1u32 << ob) + ox as u32;
-        let off = r.decode(ov, ll as u32) as usize;
-        if ll > lit_count - lp {
-            return Err(LzError("literal run reads past the literals"));
+    if !FAR {
+        for ((&lc, &mc), &oc) in llc.iter().zip(mlc).zip(ofc) {
+            let (ll, ml, off) = fields.next(lc, mc, oc);
+            check_seq(ll, ml, off, lit_count - lp, out_len - op, op)?;
+            // SAFETY: checked just above.
+            unsafe { copy_seq(out, literals, op, lp, (ll, ml, off)) };
+            op += ll + ml;
+            lp += ll;
         }
-        if ll + ml > out_len - op {
-            return Err(LzError("sequence writes past the block's decoded size"));
-        }
-        // One comparison for both a zero offset and one before the block's start.
-        if off.wrapping_sub(1) >= op + ll {
-            return Err(LzError(
-                "match offset is zero or reaches before the start of the block",
-            ));
-        }
-        if ll + ml + wide::LONG_MARGIN <= out_len - op {
-            // SAFETY: the literals carry a MARGIN-byte tail and `ll <= lit_count - lp`; the
-            // output has `ll + ml + LONG_MARGIN` bytes from `op`; `1 <= off <= op + ll`.
-            unsafe {
-                wide::copy_literals(literals.as_ptr().add(lp), out.as_mut_ptr().add(op), ll);
-                wide::copy_long_match(out.as_mut_ptr().add(op + ll), off, ml);
+    } else {
+        // Sequences go in batches, each in two passes: the first reads every sequence's
+        // fields, checks them and asks the cache for its match's source; the second copies.
+        // Where many matches reach back past the cache, by the time the copy pass gets to one
+        // its source has arrived. (Where few do, the extra pass costs more than it saves.)
+        let mut batch = [(0u32, 0u32, 0u32); BATCH];
+        for ((llc, mlc), ofc) in llc
+            .chunks(BATCH)
+            .zip(mlc.chunks(BATCH))
+            .zip(ofc.chunks(BATCH))
+        {
+            let (mut bop, mut blp) = (op, lp);
+            for (((&lc, &mc), &oc), seq) in llc.iter().zip(mlc).zip(ofc).zip(batch.iter_mut()) {
+                let (ll, ml, off) = fields.next(lc, mc, oc);
+                check_seq(ll, ml, off, lit_count - blp, out_len - bop, bop)?;
+                wide::prefetch(out.as_ptr().wrapping_add(bop + ll - off));
+                // Blocks are smaller than 4 GiB, so are the fields.
+                *seq = (ll as u32, ml as u32, off as u32);
+                bop += ll + ml;
+                blp += ll;
             }
-        } else {
-            out[op..op + ll].copy_from_slice(&literals[lp..lp + ll]);
-            wide::copy_match_exact(out, op + ll, off, ml);
+            let batch = &batch[..llc.len()];
+            if bop + wide::LONG_MARGIN <= out_len {
+                // The whole batch has the wide copies' margin after it.
+                for &(ll, ml, off) in batch {
+                    let (ll, ml, off) = (ll as usize, ml as usize, off as usize);
+                    // SAFETY: checked in the first pass: the literals carry a MARGIN-byte tail
+                    // and `ll <= lit_count - lp`; the batch ends LONG_MARGIN bytes or more
+                    // before the output's end (just above); `1 <= off <= op + ll`.
+                    unsafe {
+                        wide::copy_literals(
+                            literals.as_ptr().add(lp),
+                            out.as_mut_ptr().add(op),
+                            ll,
+                        );
+                        wide::copy_long_match(out.as_mut_ptr().add(op + ll), off, ml);
+                    }
+                    op += ll + ml;
+                    lp += ll;
+                }
+            } else {
+                for &(ll, ml, off) in batch {
+                    let seq = (ll as usize, ml as usize, off as usize);
+                    // SAFETY: checked in the first pass.
+                    unsafe { copy_seq(out, literals, op, lp, seq) };
+                    op += seq.0 + seq.1;
+                    lp += seq.0;
+                }
+            }
         }
-        op += ll + ml;
-        lp += ll;
     }
+    let SeqFields { bit, reps: r, .. } = fields;
     *reps = r;
     if bit > extra_len * 8 {
         return Err(LzError("extra bits stream read past its end"));

@@ -303,6 +303,71 @@ mod tests {
         assert_eq!(Reps([2, 4, 8]).decode(3, 0), 1);
     }
 
+    /// A block whose matches nearly all reach back over a mebibyte decodes through the
+    /// batched, prefetching sequence loop (to its last byte, with and without trailing
+    /// literals), and damage to it gives errors, not panics.
+    #[test]
+    fn far_matches_decode_in_batches() {
+        let mut x = 5u64;
+        let mut next = move || {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (x >> 33) as usize
+        };
+        for trailing in [0, 7] {
+            let prefix = (1 << 20) + (1 << 18);
+            let mut block: Vec<u8> = (0..prefix).map(|_| next() as u8).collect();
+            let mut literals = block.clone();
+            let (mut seqs, mut reps) = (Vec::new(), Reps::default());
+            for k in 0..3000 {
+                // A few literals (the whole prefix before the first), then a match from the
+                // first 256 KiB, at least a mebibyte back: offset codes of 20 and up.
+                let new = if k == 0 { 0 } else { k % 3 };
+                for _ in 0..new {
+                    let b = next() as u8;
+                    block.push(b);
+                    literals.push(b);
+                }
+                let ll = if k == 0 { prefix } else { new };
+                let len = MIN_MATCH + next() % 60;
+                let from = next() % (1 << 18);
+                let off = block.len() - from;
+                for i in 0..len {
+                    block.push(block[from + i]);
+                }
+                seqs.push(Seq {
+                    ll: ll as u32,
+                    ml: len as u32,
+                    ov: reps.encode(off as u32, ll as u32),
+                });
+            }
+            for _ in 0..trailing {
+                let b = next() as u8;
+                block.push(b);
+                literals.push(b);
+            }
+            let mut payload = Vec::new();
+            write_payload(
+                &literals,
+                &seqs,
+                &mut PayloadScratch::default(),
+                &mut payload,
+            );
+            let mut out = vec![0u8; block.len()];
+            decode(&payload, &mut out).unwrap();
+            assert!(out == block, "trailing {trailing}");
+            assert!(decode(&payload, &mut out[1..]).is_err());
+            for k in 0..200 {
+                let mut bad = payload.clone();
+                let at = payload.len() - 1 - k * (payload.len() / 200);
+                bad[at] ^= 0x5a;
+                let _ = decode(&bad, &mut out);
+                assert!(decode(&bad[..at], &mut out).is_err());
+            }
+        }
+    }
+
     #[test]
     fn low_entropy_blocks_code_as_their_literals() {
         // Random symbols of two bits: every match an LZ parse finds is a coincidence that

@@ -389,15 +389,34 @@ unsafe fn copy_seq(
     (ll, ml, off): (usize, usize, usize),
 ) {
     if ll + ml + wide::LONG_MARGIN <= out.len() - op {
-        // SAFETY: the literals carry a MARGIN-byte tail and `ll` are left after `lp`; the
-        // output has `ll + ml + LONG_MARGIN` bytes from `op`; `1 <= off <= op + ll`.
-        unsafe {
-            wide::copy_literals(literals.as_ptr().add(lp), out.as_mut_ptr().add(op), ll);
-            wide::copy_long_match(out.as_mut_ptr().add(op + ll), off, ml);
-        }
+        // SAFETY: the output has `ll + ml + LONG_MARGIN` bytes from `op` (just above); the
+        // rest is the caller's.
+        unsafe { copy_seq_wide(out, literals, op, lp, (ll, ml, off)) };
     } else {
         out[op..op + ll].copy_from_slice(&literals[lp..lp + ll]);
         wide::copy_match_exact(out, op + ll, off, ml);
+    }
+}
+
+/// [`copy_seq`]'s wide copies, which may write up to [`wide::LONG_MARGIN`] bytes past the
+/// sequence.
+///
+/// # Safety
+///
+/// As for [`copy_seq`], and `out` must hold `ll + ml + LONG_MARGIN` bytes from `op`.
+#[inline(always)]
+unsafe fn copy_seq_wide(
+    out: &mut [u8],
+    literals: &[u8],
+    op: usize,
+    lp: usize,
+    (ll, ml, off): (usize, usize, usize),
+) {
+    // SAFETY: the literals carry a MARGIN-byte tail and `ll` are left after `lp`; the output
+    // has the room (the caller's promise); `1 <= off <= op + ll` (`check_seq`).
+    unsafe {
+        wide::copy_literals(literals.as_ptr().add(lp), out.as_mut_ptr().add(op), ll);
+        wide::copy_long_match(out.as_mut_ptr().add(op + ll), off, ml);
     }
 }
 
@@ -461,20 +480,12 @@ fn execute_seqs<const FAR: bool>(
             if bop + wide::LONG_MARGIN <= out_len {
                 // The whole batch has the wide copies' margin after it.
                 for &(ll, ml, off) in batch {
-                    let (ll, ml, off) = (ll as usize, ml as usize, off as usize);
-                    // SAFETY: checked in the first pass: the literals carry a MARGIN-byte tail
-                    // and `ll <= lit_count - lp`; the batch ends LONG_MARGIN bytes or more
-                    // before the output's end (just above); `1 <= off <= op + ll`.
-                    unsafe {
-                        wide::copy_literals(
-                            literals.as_ptr().add(lp),
-                            out.as_mut_ptr().add(op),
-                            ll,
-                        );
-                        wide::copy_long_match(out.as_mut_ptr().add(op + ll), off, ml);
-                    }
-                    op += ll + ml;
-                    lp += ll;
+                    let seq = (ll as usize, ml as usize, off as usize);
+                    // SAFETY: checked in the first pass; the batch ends LONG_MARGIN bytes or
+                    // more before the output's end (just above).
+                    unsafe { copy_seq_wide(out, literals, op, lp, seq) };
+                    op += seq.0 + seq.1;
+                    lp += seq.0;
                 }
             } else {
                 for &(ll, ml, off) in batch {

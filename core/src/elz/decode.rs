@@ -16,7 +16,7 @@ use crate::varint;
 struct Scratch {
     literals: Vec<u8>,
     codes: [Vec<u8>; 3],
-    /// The extra-bits stream with 8 zero bytes after it.
+    /// The extra-bits stream with [`EXTRA_PAD`] zero bytes after it.
     extra: Vec<u8>,
     huffman: huffman::DecodeTable,
     /// The literal-length, match-length and offset code tables.
@@ -157,7 +157,7 @@ fn decode_section(
     let mut extra_len = 0;
     if count == 0 {
         s.extra.clear();
-        s.extra.resize(8, 0);
+        s.extra.resize(EXTRA_PAD, 0);
     }
     if count > 0 {
         // The three code streams: the tANS ones are read first and decoded after, two of them
@@ -204,7 +204,7 @@ fn decode_section(
         let stream = f.bytes(size, "extra bits stream is truncated")?;
         s.extra.clear();
         s.extra.extend_from_slice(stream);
-        s.extra.resize(size + 8, 0);
+        s.extra.resize(size + EXTRA_PAD, 0);
         extra_len = size;
     }
     let [llc, mlc, ofc] = &s.codes;
@@ -230,6 +230,7 @@ fn far_codes(codes: &[u8]) -> usize {
 
 /// Sequences read (and their matches' sources prefetched) before any of them is copied.
 const BATCH: usize = 16;
+const _: () = assert!(BATCH <= CHUNK, "a batch reads its extra bits as one chunk");
 
 /// Offset codes from this one up name offsets of a mebibyte or more, past the L2 cache of
 /// most cores. A section with one sequence in [`FAR_SHARE`] or more this far back is decoded
@@ -240,7 +241,7 @@ const FAR_SHARE: usize = 10;
 /// The arguments of the sequence pass ([`execute`]).
 struct Pass<'a> {
     codes: [&'a [u8]; 3],
-    /// The extra-bits stream followed by at least 8 zero bytes.
+    /// The extra-bits stream followed by [`EXTRA_PAD`] zero bytes.
     extra: &'a [u8],
     extra_len: usize,
     /// The section's literals plus the wide-copy margin.
@@ -290,26 +291,49 @@ unsafe fn execute_bmi2<const FAR: bool>(
     execute_seqs::<FAR>(p, reps, out, op)
 }
 
+/// Sequences read between checks of the extra-bits position ([`SeqFields::check_bounds`]).
+const CHUNK: usize = 64;
+
+/// Most extra bits one sequence takes: 26 each for its lengths, 27 for its offset value.
+const MAX_SEQ_EXTRA_BITS: usize = 79;
+
+/// Zero bytes after the extra-bits stream: a [`CHUNK`] of sequences that starts inside the
+/// stream cannot load past them, however many bits each takes (a corrupt payload's may run
+/// off the stream's end; they are caught by the next check).
+const EXTRA_PAD: usize = CHUNK * MAX_SEQ_EXTRA_BITS / 8 + 16;
+
 /// Reads each sequence's literal length, match length and offset from its codes, the
 /// extra-bits stream and the repeat offsets.
 struct SeqFields<'a> {
     t: &'static Tables,
-    /// The extra-bits stream followed by at least 8 zero bytes.
+    /// The extra-bits stream followed by [`EXTRA_PAD`] zero bytes.
     extra: &'a [u8],
-    last_load: usize,
+    /// Bits in the stream (without its padding).
+    extra_bits: usize,
     /// Bits of `extra` read so far: the only serial chain through the stream.
     bit: usize,
     reps: Reps,
 }
 
 impl SeqFields<'_> {
-    /// The extra bits from bit `bit` on, with one unaligned load. A position past the stream (a
-    /// corrupt payload) is clamped for the load and caught after the sequences.
+    /// Checks, before each [`CHUNK`] of sequences, that the reader is still inside the stream:
+    /// what keeps [`SeqFields::load`] inside the padding.
+    #[inline(always)]
+    fn check_bounds(&self) -> Result<(), LzError> {
+        if self.bit > self.extra_bits {
+            return Err(LzError("extra bits stream read past its end"));
+        }
+        Ok(())
+    }
+
+    /// The extra bits from bit `bit` on, with one unaligned load.
     #[inline(always)]
     fn load(&self, bit: usize) -> u64 {
-        let at = (bit >> 3).min(self.last_load);
-        // SAFETY: `at + 8 <= extra.len()` by the clamp above (LLVM keeps a slice check here).
-        let w = unsafe { std::ptr::read_unaligned(self.extra.as_ptr().add(at).cast::<u64>()) };
+        // SAFETY: the chunk being read started inside the stream (`check_bounds`) and reads at
+        // most `CHUNK * MAX_SEQ_EXTRA_BITS` bits, so `bit / 8 + 8 <= extra.len()`, the stream
+        // being followed by EXTRA_PAD bytes.
+        let w =
+            unsafe { std::ptr::read_unaligned(self.extra.as_ptr().add(bit >> 3).cast::<u64>()) };
         u64::from_le(w) >> (bit & 7)
     }
 
@@ -435,11 +459,14 @@ fn execute_seqs<const FAR: bool>(
         lit_count,
         last,
     } = *p;
-    debug_assert!(extra.len() >= extra_len + 8);
+    assert!(
+        extra.len() >= extra_len + EXTRA_PAD,
+        "extra bits stream without its padding"
+    );
     let mut fields = SeqFields {
         t: tables(),
         extra,
-        last_load: extra.len() - 8,
+        extra_bits: extra_len * 8,
         bit: 0,
         // A local copy: the repeat offsets stay in registers through the loop.
         reps: *reps,
@@ -447,13 +474,20 @@ fn execute_seqs<const FAR: bool>(
     let out_len = out.len();
     let mut lp = 0usize;
     if !FAR {
-        for ((&lc, &mc), &oc) in llc.iter().zip(mlc).zip(ofc) {
-            let (ll, ml, off) = fields.next(lc, mc, oc);
-            check_seq(ll, ml, off, lit_count - lp, out_len - op, op)?;
-            // SAFETY: checked just above.
-            unsafe { copy_seq(out, literals, op, lp, (ll, ml, off)) };
-            op += ll + ml;
-            lp += ll;
+        for ((llc, mlc), ofc) in llc
+            .chunks(CHUNK)
+            .zip(mlc.chunks(CHUNK))
+            .zip(ofc.chunks(CHUNK))
+        {
+            fields.check_bounds()?;
+            for ((&lc, &mc), &oc) in llc.iter().zip(mlc).zip(ofc) {
+                let (ll, ml, off) = fields.next(lc, mc, oc);
+                check_seq(ll, ml, off, lit_count - lp, out_len - op, op)?;
+                // SAFETY: checked just above.
+                unsafe { copy_seq(out, literals, op, lp, (ll, ml, off)) };
+                op += ll + ml;
+                lp += ll;
+            }
         }
     } else {
         // Sequences go in batches, each in two passes: the first reads every sequence's
@@ -466,6 +500,7 @@ fn execute_seqs<const FAR: bool>(
             .zip(mlc.chunks(BATCH))
             .zip(ofc.chunks(BATCH))
         {
+            fields.check_bounds()?;
             let (mut bop, mut blp) = (op, lp);
             for (((&lc, &mc), &oc), seq) in llc.iter().zip(mlc).zip(ofc).zip(batch.iter_mut()) {
                 let (ll, ml, off) = fields.next(lc, mc, oc);

@@ -245,6 +245,7 @@ pub(crate) fn offset_code(ov: u32) -> (u8, u32, u32) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::varint;
 
     #[test]
     fn length_codes_cover_every_value() {
@@ -366,6 +367,40 @@ mod tests {
                 assert!(decode(&bad[..at], &mut out).is_err());
             }
         }
+    }
+
+    /// Sequences whose codes ask for more extra bits than the stream holds stop with an error
+    /// within a chunk of sequences, however many more the section claims (the reader never
+    /// loads past the stream's padding).
+    #[test]
+    fn extra_bits_past_the_stream_are_an_error() {
+        use encode::{CODES_RLE, LIT_RAW};
+        let (ml_base, ml_bits) = ML_CODE.table()[40];
+        assert_eq!(ml_bits, 8);
+        let ml = ml_base as usize + MIN_MATCH;
+        let n = 5000;
+        let mut payload = vec![2];
+        // Section 1: eight raw literals and a match of 3 at offset 5 (offset code 3, its three
+        // extra bits zero).
+        payload.extend_from_slice(&[8, LIT_RAW]);
+        payload.extend_from_slice(b"abcdefgh");
+        payload.extend_from_slice(&[1, CODES_RLE, 8, CODES_RLE, 0, CODES_RLE, 3, 1, 0]);
+        // Section 2: n matches at repeat offset 1 with 8 extra bits of length each, and an
+        // empty extra-bits stream.
+        payload.extend_from_slice(&[0, LIT_RAW]);
+        varint::put(&mut payload, n as u64);
+        payload.extend_from_slice(&[CODES_RLE, 0, CODES_RLE, 40, CODES_RLE, 0, 0]);
+        let mut out = vec![0u8; 11 + n * ml];
+        let e = decode(&payload, &mut out).unwrap_err();
+        assert_eq!(e.0, "extra bits stream read past its end");
+        // The same section with its n bytes of extra bits decodes.
+        let at = payload.len() - 1;
+        payload.truncate(at);
+        varint::put(&mut payload, n as u64);
+        payload.extend(std::iter::repeat_n(0, n));
+        decode(&payload, &mut out).unwrap();
+        assert_eq!(&out[..11], b"abcdefghdef");
+        assert!(out[11..].iter().all(|&b| b == b'f'));
     }
 
     #[test]

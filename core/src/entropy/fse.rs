@@ -148,14 +148,21 @@ fn spread_into(c: &Counts, table: &mut Vec<u8>) {
     let size = 1usize << c.log;
     let mask = size - 1;
     let step = (size >> 1) + (size >> 3) + 3;
+    // The symbols in order, each as many times as its count; the k-th of them goes to state
+    // k * step (mod size). Filled runs, then one loop of stores at independent positions:
+    // a running position inside a loop per symbol mispredicts each symbol's last turn (a
+    // table is rebuilt for every section of a block, so this is decode time).
+    let mut order = [0u8; 1 << MAX_LOG];
+    let mut k = 0;
+    for (s, &n) in c.counts.iter().enumerate() {
+        let end = (k + n as usize).min(size);
+        order[k..end].fill(s as u8);
+        k = end;
+    }
     table.clear();
     table.resize(size, 0);
-    let mut p = 0;
-    for (s, &n) in c.counts.iter().enumerate() {
-        for _ in 0..n {
-            table[p] = s as u8;
-            p = (p + step) & mask;
-        }
+    for (i, &s) in order[..size].iter().enumerate() {
+        table[i.wrapping_mul(step) & mask] = s;
     }
 }
 
@@ -632,6 +639,43 @@ mod tests {
         }
         let flat: Vec<u8> = (0..3000u32).map(|i| (i * 7 % 72) as u8).collect();
         round_trip(&flat, 72);
+    }
+
+    /// The spread is the format's (FORMAT.md, "State spread"): symbols in order, each count
+    /// times, at positions 0, step, 2 step, ... mod the table size.
+    #[test]
+    fn spread_walks_the_table_by_step() {
+        let mut x = 11u64;
+        for log in MIN_LOG..=MAX_LOG {
+            for symbols in [2usize, 3, 7, 28, 52] {
+                let size = 1u32 << log;
+                if symbols > size as usize {
+                    continue;
+                }
+                // Random counts of at least 1 each, summing to the table size.
+                let mut counts = vec![1u32; symbols];
+                for _ in symbols as u32..size {
+                    x = x
+                        .wrapping_mul(6364136223846793005)
+                        .wrapping_add(1442695040888963407);
+                    counts[(x >> 33) as usize % symbols] += 1;
+                }
+                let c = Counts { log, counts };
+                let (size, step) = (
+                    size as usize,
+                    (size >> 1) as usize + (size >> 3) as usize + 3,
+                );
+                let mut want = vec![0u8; size];
+                let mut p = 0;
+                for (s, &n) in c.counts.iter().enumerate() {
+                    for _ in 0..n {
+                        want[p] = s as u8;
+                        p = (p + step) % size;
+                    }
+                }
+                assert_eq!(spread(&c), want, "log {log}, {symbols} symbols");
+            }
+        }
     }
 
     #[test]

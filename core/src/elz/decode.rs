@@ -228,15 +228,20 @@ fn far_codes(codes: &[u8]) -> usize {
         .sum()
 }
 
-/// Sequences read (and their matches' sources prefetched) before any of them is copied.
-const BATCH: usize = 16;
+/// Sequences read (and their matches' sources prefetched) a batch ahead of the copies: 48
+/// gave the copies time enough for sources in other caches or memory (16 and 32 less; 64 no
+/// more).
+const BATCH: usize = 48;
 const _: () = assert!(BATCH <= CHUNK, "a batch reads its extra bits as one chunk");
 
 /// Offset codes from this one up name offsets of a mebibyte or more, past the L2 cache of
 /// most cores. A section with one sequence in [`FAR_SHARE`] or more this far back is decoded
-/// in batches, prefetching match sources; others in one pass.
+/// in batches, prefetching match sources; others in one pass. Such sections' other matches
+/// mostly reach back hundreds of kilobytes, which big blocks have often pushed out of L2 as
+/// well (--max on TPC-H lineitem: one pass 710-740 MB/s, batches 860-880); sections of
+/// small inputs rarely qualify, and batches cost them 1-4%.
 const FAR_CODE: u8 = 20;
-const FAR_SHARE: usize = 10;
+const FAR_SHARE: usize = 100;
 
 /// The arguments of the sequence pass ([`execute`]).
 struct Pass<'a> {
@@ -444,6 +449,37 @@ unsafe fn copy_seq_wide(
     }
 }
 
+/// Copies a batch of sequences read ahead, from `out[op]` and `literals[lp]` (both advanced
+/// past it); the batch ends at `end` in the output.
+///
+/// # Safety
+///
+/// Every sequence must have passed [`check_seq`] at the position where it is copied, and
+/// `literals` must carry [`wide::MARGIN`] bytes after its last literal.
+#[inline(always)]
+unsafe fn copy_batch(
+    out: &mut [u8],
+    literals: &[u8],
+    (op, lp): (&mut usize, &mut usize),
+    batch: &[(u32, u32, u32)],
+    end: usize,
+) {
+    let wide = end + wide::LONG_MARGIN <= out.len();
+    for &(ll, ml, off) in batch {
+        let seq = (ll as usize, ml as usize, off as usize);
+        if wide {
+            // SAFETY: checked (the caller's promise); the batch ends LONG_MARGIN bytes or
+            // more before the output's end (just above).
+            unsafe { copy_seq_wide(out, literals, *op, *lp, seq) };
+        } else {
+            // SAFETY: checked (the caller's promise).
+            unsafe { copy_seq(out, literals, *op, *lp, seq) };
+        }
+        *op += seq.0 + seq.1;
+        *lp += seq.0;
+    }
+}
+
 #[inline(always)]
 fn execute_seqs<const FAR: bool>(
     p: &Pass<'_>,
@@ -491,47 +527,46 @@ fn execute_seqs<const FAR: bool>(
         }
     } else {
         // Sequences go in batches, each in two passes: the first reads every sequence's
-        // fields, checks them and asks the cache for its match's source; the second copies.
-        // Where many matches reach back past the cache, by the time the copy pass gets to one
-        // its source has arrived. (Where few do, the extra pass costs more than it saves.)
-        let mut batch = [(0u32, 0u32, 0u32); BATCH];
+        // fields, checks them and asks the cache for its match's source; the second copies,
+        // one batch behind the first. Where many matches reach back past the cache, by the
+        // time the copy pass gets to one its source has had a whole batch's time to arrive.
+        // (Where few do, the extra pass costs more than it saves.)
+        let mut batches = [[(0u32, 0u32, 0u32); BATCH]; 2];
+        // Each batch's sequence count and the output position after it.
+        let mut queued = [(0usize, op); 2];
+        // Where the next sequence read goes.
+        let (mut rop, mut rlp) = (op, lp);
+        let mut k = 0;
         for ((llc, mlc), ofc) in llc
             .chunks(BATCH)
             .zip(mlc.chunks(BATCH))
             .zip(ofc.chunks(BATCH))
         {
             fields.check_bounds()?;
-            let (mut bop, mut blp) = (op, lp);
+            let batch = &mut batches[k];
             for (((&lc, &mc), &oc), seq) in llc.iter().zip(mlc).zip(ofc).zip(batch.iter_mut()) {
                 let (ll, ml, off) = fields.next(lc, mc, oc);
-                check_seq(ll, ml, off, lit_count - blp, out_len - bop, bop)?;
-                wide::prefetch(out.as_ptr().wrapping_add(bop + ll - off));
+                check_seq(ll, ml, off, lit_count - rlp, out_len - rop, rop)?;
+                // Both lines the match's first 64 bytes may read (`copy_long_match` copies
+                // them whatever its length).
+                let src = out.as_ptr().wrapping_add(rop + ll - off);
+                wide::prefetch(src);
+                wide::prefetch(src.wrapping_add(63));
                 // Blocks are smaller than 4 GiB, so are the fields.
                 *seq = (ll as u32, ml as u32, off as u32);
-                bop += ll + ml;
-                blp += ll;
+                rop += ll + ml;
+                rlp += ll;
             }
-            let batch = &batch[..llc.len()];
-            if bop + wide::LONG_MARGIN <= out_len {
-                // The whole batch has the wide copies' margin after it.
-                for &(ll, ml, off) in batch {
-                    let seq = (ll as usize, ml as usize, off as usize);
-                    // SAFETY: checked in the first pass; the batch ends LONG_MARGIN bytes or
-                    // more before the output's end (just above).
-                    unsafe { copy_seq_wide(out, literals, op, lp, seq) };
-                    op += seq.0 + seq.1;
-                    lp += seq.0;
-                }
-            } else {
-                for &(ll, ml, off) in batch {
-                    let seq = (ll as usize, ml as usize, off as usize);
-                    // SAFETY: checked in the first pass.
-                    unsafe { copy_seq(out, literals, op, lp, seq) };
-                    op += seq.0 + seq.1;
-                    lp += seq.0;
-                }
-            }
+            queued[k] = (llc.len(), rop);
+            k ^= 1;
+            let (n, end) = std::mem::take(&mut queued[k]);
+            // SAFETY: the batch read before this one, checked where it is copied: its
+            // sequences follow the output and literals copied so far.
+            unsafe { copy_batch(out, literals, (&mut op, &mut lp), &batches[k][..n], end) };
         }
+        let (n, end) = queued[k ^ 1];
+        // SAFETY: the last batch read, as above.
+        unsafe { copy_batch(out, literals, (&mut op, &mut lp), &batches[k ^ 1][..n], end) };
     }
     let SeqFields { bit, reps: r, .. } = fields;
     *reps = r;

@@ -2,7 +2,8 @@
 # The side-by-side benchmark: every glyd level beside zstd and lz4 (C and lz4_flex), in one
 # process, on the same bytes, per input class, 1 thread and all threads; and, where it is
 # installed (pip install glyd), the published Glyd codec's max and ultra levels on the same
-# files. Writes docs/benchmarks/levels.md with the machine, the commands and the tables.
+# files. Writes docs/benchmarks/levels.md with the machine, the commands, the tables and the
+# whole corpus's totals (benches/corpus_total.py).
 #
 #   bash benches/run.sh            # all classes (builds the large inputs on first use)
 #   RUNS=3 bash benches/run.sh     # fewer timed runs per measurement (default 5)
@@ -36,8 +37,10 @@ tmp=$(mktemp)
   echo "from Python (\`benches/glyd_peer.py\`) right after, on the same files: its ratios compare"
   echo "exactly; its speeds come from another process a moment later."
   echo
+  sizes=()
   run() {
     local title=$1; shift
+    sizes+=("$(cat "$@" | wc -c)")
     echo "## $title"
     echo
     echo "\`glyd -b --markdown --bench-runs $runs -T 2 $*\`" | sed "s|$big|\$CACHE|g; s|$corpus|corpus|g"
@@ -55,5 +58,7 @@ tmp=$(mktemp)
   run "TPC-H lineitem CSV, scale 0.1" "$big/lineitem.csv"
   run "Linux source tar, first 64 MiB" "$big/linux-64M.tar"
 } > "$tmp"
+# The issue's bars are over the whole corpus: totals from the class tables.
+python3 benches/corpus_total.py "$tmp" "${sizes[@]}" >> "$tmp"
 mv "$tmp" "$out"
 echo "wrote $out" >&2

@@ -552,6 +552,9 @@ fn execute_seqs<const FAR: bool>(
                 let src = out.as_ptr().wrapping_add(rop + ll - off);
                 wide::prefetch(src);
                 wide::prefetch(src.wrapping_add(63));
+                // And the output it will be written to: in a big block's buffer that line is
+                // in no cache either, and a store to it waits for it as a load would.
+                wide::prefetch(out.as_ptr().wrapping_add(rop));
                 // Blocks are smaller than 4 GiB, so are the fields.
                 *seq = (ll as u32, ml as u32, off as u32);
                 rop += ll + ml;

@@ -87,7 +87,7 @@ fn encode_with(fb: FloatBits, bytes: &[u8], out: &mut Vec<u8>, coding: SymbolCod
 fn encode_chunk(
     fb: FloatBits,
     chunk: &[u8],
-    scratch: &mut Vec<(u32, u8)>,
+    scratch: &mut Vec<u64>,
     coding: SymbolCoding,
 ) -> Vec<u8> {
     // One pass for the joint histogram of (exponent, top three mantissa bits).

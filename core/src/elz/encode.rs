@@ -31,7 +31,7 @@ pub struct PayloadScratch {
     /// ([`SPLIT_FIELDS`] where they do not fit one put).
     extra: Vec<u64>,
     extra_bits: Vec<u8>,
-    fse_bits: Vec<(u32, u8)>,
+    fse_bits: Vec<u64>,
     stream: Vec<u8>,
 }
 
@@ -244,7 +244,7 @@ fn write_codes(
     codes: &[u8],
     freq: &[u32],
     max_log: u32,
-    scratch: &mut Vec<(u32, u8)>,
+    scratch: &mut Vec<u64>,
     out: &mut Vec<u8>,
 ) {
     if freq.iter().filter(|&&f| f > 0).count() == 1 {

@@ -169,14 +169,25 @@ fn spread_into(c: &Counts, table: &mut Vec<u8>) {
 /// Encoder tables.
 pub struct Encoder {
     log: u32,
-    /// Next state (plus table size) by `cumulative[s] + (x - count[s])`.
-    next: Vec<u16>,
-    /// Per symbol: offset into `next`, and the bit-count delta (see [`Encoder::bits_for`]).
-    offset: Vec<i32>,
-    delta_bits: Vec<u32>,
-    /// Per symbol: a state that decodes to it (used to start each lane without output bits).
-    first_state: Vec<u32>,
+    /// Next state (plus table size) by `offset[s] + (x >> bits)`. Always 2^[`MAX_LOG`] entries,
+    /// so an index masked with 2^MAX_LOG − 1 needs no bounds check.
+    next: Box<[u16; 1 << MAX_LOG]>,
+    /// Per symbol (indexed by the byte, so without bounds checks): see [`SymbolCode`].
+    sym: Box<[SymbolCode; 256]>,
 }
+
+/// How a symbol moves a state: the bits it outputs are
+/// `(x + delta_bits) >> 16`, and `offset` places `x >> bits` among its `next` entries.
+#[derive(Copy, Clone, Default)]
+struct SymbolCode {
+    delta_bits: u32,
+    offset: i32,
+    /// A state that decodes to this symbol: starts a lane without output bits.
+    first_state: u32,
+}
+
+/// Bits of a chunk entry in [`Encoder::encode`]'s scratch that hold its bit count.
+const CHUNK_BITS_SHIFT: u32 = 56;
 
 impl Encoder {
     pub fn new(c: &Counts) -> Self {
@@ -187,25 +198,22 @@ impl Encoder {
         for s in 0..n {
             cumulative[s + 1] = cumulative[s] + c.counts[s];
         }
-        let mut next = vec![0u16; size as usize];
+        let mut next = Box::new([0u16; 1 << MAX_LOG]);
         let mut fill = cumulative.clone();
-        let mut first_state = vec![0u32; n];
+        let mut sym = Box::new([SymbolCode::default(); 256]);
         for (u, &s) in spread.iter().enumerate() {
             let s = s as usize;
             if fill[s] == cumulative[s] {
-                first_state[s] = size + u as u32;
+                sym[s].first_state = size + u as u32;
             }
             next[fill[s] as usize] = (size + u as u32) as u16;
             fill[s] += 1;
         }
-        let mut offset = vec![0i32; n];
-        let mut delta_bits = vec![0u32; n];
         for s in 0..n {
             let cnt = c.counts[s];
             if cnt == 0 {
                 continue;
             }
-            offset[s] = cumulative[s] as i32 - cnt as i32;
             // Bits out for state X: the `b` with X >> b in [cnt, 2 cnt). With
             // max = log - floor(log2(cnt - 1 or 1)), `b` is max when X >= cnt << max, else max - 1.
             let max_bits = if cnt == 1 {
@@ -214,60 +222,73 @@ impl Encoder {
                 c.log - (31 - (cnt - 1).leading_zeros())
             };
             let min_state_plus = cnt << max_bits;
-            delta_bits[s] = (max_bits << 16).wrapping_sub(min_state_plus);
+            sym[s].offset = cumulative[s] as i32 - cnt as i32;
+            sym[s].delta_bits = (max_bits << 16).wrapping_sub(min_state_plus);
         }
         Self {
             log: c.log,
             next,
-            offset,
-            delta_bits,
-            first_state,
+            sym,
         }
     }
 
+    /// Codes symbol `s` from state `*x`: returns its output bits and their count.
     #[inline(always)]
-    fn bits_for(&self, state: u32, s: usize) -> u32 {
-        (state.wrapping_add(self.delta_bits[s])) >> 16
+    fn step(&self, x: &mut u32, s: u8) -> (u64, u32) {
+        let code = self.sym[s as usize];
+        let nb = x.wrapping_add(code.delta_bits) >> 16;
+        let bits = *x & ((1 << nb) - 1);
+        let idx = ((*x >> nb) as i32).wrapping_add(code.offset) as usize;
+        *x = u32::from(self.next[idx & ((1 << MAX_LOG) - 1)]);
+        (u64::from(bits), nb)
     }
 
     /// Appends the coded stream of `symbols` (every one present in the table) to `out`.
-    pub fn encode(&self, symbols: &[u8], scratch: &mut Vec<(u32, u8)>, out: &mut Vec<u8>) {
+    ///
+    /// Runs backwards over the symbols in chunks of four (one per lane, the lanes' states in
+    /// registers), packing each chunk's bits in decode order into one scratch word (at most
+    /// 4 × 11 bits, with the count in the top byte); a forward pass then writes one word per
+    /// chunk.
+    pub fn encode(&self, symbols: &[u8], scratch: &mut Vec<u64>, out: &mut Vec<u8>) {
         let n = symbols.len();
-        scratch.clear();
-        scratch.resize(n, (0, 0));
+        // The last symbol of each lane starts it; symbols before `coded` output bits.
+        let coded = n.saturating_sub(LANES);
         let mut state = [0u32; LANES];
-        for i in (0..n).rev() {
-            let s = symbols[i] as usize;
-            let lane = i % LANES;
-            if i + LANES >= n {
-                state[lane] = self.first_state[s];
-                continue;
-            }
-            let x = state[lane];
-            let nb = self.bits_for(x, s);
-            scratch[i] = (x & ((1 << nb) - 1), nb as u8);
-            let idx = (x >> nb) as i32 + self.offset[s];
-            state[lane] = u32::from(self.next[idx as usize]);
+        for (i, &s) in symbols.iter().enumerate().skip(coded) {
+            state[i % LANES] = self.sym[s as usize].first_state;
         }
+        let full = coded / LANES;
+        // The part chunk after the full ones (symbols `LANES * full..coded`), coded first.
+        let (mut tail, mut tail_bits) = (0u64, 0u32);
+        for i in (LANES * full..coded).rev() {
+            let (b, nb) = self.step(&mut state[i % LANES], symbols[i]);
+            tail = tail << nb | b;
+            tail_bits += nb;
+        }
+        scratch.clear();
+        scratch.resize(full, 0);
+        let [mut x0, mut x1, mut x2, mut x3] = state;
+        let chunks = symbols[..LANES * full].chunks_exact(LANES);
+        for (q, word) in chunks.zip(scratch.iter_mut()).rev() {
+            let (b3, n3) = self.step(&mut x3, q[3]);
+            let (b2, n2) = self.step(&mut x2, q[2]);
+            let (b1, n1) = self.step(&mut x1, q[1]);
+            let (b0, n0) = self.step(&mut x0, q[0]);
+            let v = ((b3 << n2 | b2) << n1 | b1) << n0 | b0;
+            *word = v | u64::from(n0 + n1 + n2 + n3) << CHUNK_BITS_SHIFT;
+        }
+        let state = [x0, x1, x2, x3];
         let mut w = BitWriter::with_vec(std::mem::take(out));
         w.reserve(n * self.log as usize / 8 + 8);
         let size = 1u32 << self.log;
         for s in state.iter().take(n.min(LANES)) {
             w.put(u64::from(s - size), self.log);
         }
-        // Four symbols' bits per put (≤ 44 bits): a quarter of the stores.
-        let mut quads = scratch[..n.saturating_sub(LANES)].chunks_exact(4);
-        for q in &mut quads {
-            let (b0, b1, b2) = (u32::from(q[0].1), u32::from(q[1].1), u32::from(q[2].1));
-            let v = u64::from(q[0].0)
-                | u64::from(q[1].0) << b0
-                | u64::from(q[2].0) << (b0 + b1)
-                | u64::from(q[3].0) << (b0 + b1 + b2);
-            w.put(v, b0 + b1 + b2 + u32::from(q[3].1));
+        for &word in scratch.iter() {
+            let bits = (word >> CHUNK_BITS_SHIFT) as u32;
+            w.put(word & ((1 << CHUNK_BITS_SHIFT) - 1), bits);
         }
-        for &(v, nb) in quads.remainder() {
-            w.put(u64::from(v), u32::from(nb));
-        }
+        w.put(tail, tail_bits);
         *out = w.finish();
     }
 }

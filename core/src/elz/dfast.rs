@@ -84,26 +84,49 @@ fn push_literals(lits: &mut Vec<u8>, src: &[u8], a: usize, b: usize) {
     }
 }
 
-/// Reusable hash tables. An entry is a position (low half) tagged with the first four bytes
-/// there (high half): a candidate whose tag differs from the bytes being matched is rejected
-/// without loading the input at the candidate, a cache miss more often than not in an 8 MiB
-/// block. Position 0 doubles as "empty", which only costs matches at byte 0.
+/// Reusable hash tables of [`Entries`].
 #[derive(Default)]
 pub struct Tables {
-    long: Vec<u64>,
-    short: Vec<u64>,
+    long: Vec<u32>,
+    short: Vec<u32>,
 }
 
-/// A table entry for position `at`, where the input reads `v`.
-#[inline(always)]
-fn entry(at: usize, v: u64) -> u64 {
-    at as u64 | v << 32
+/// How a table entry packs a position (low bits, as many as the block needs) and a tag (the
+/// bits above: a hash of the first four bytes there). A candidate whose tag differs from the
+/// bytes being matched is rejected without loading the input at the candidate, a cache miss
+/// more often than not in an 8 MiB block; four-byte entries keep both tables in L2. Position
+/// 0 doubles as "empty", which only costs matches at byte 0.
+#[derive(Copy, Clone)]
+struct Entries {
+    pos_mask: u32,
 }
 
-/// The position of entry `e` if its tag says the input there starts as `v` does.
-#[inline(always)]
-fn tagged(e: u64, v: u64) -> Option<usize> {
-    ((e >> 32) as u32 == v as u32).then_some(e as u32 as usize)
+impl Entries {
+    fn for_block(n: usize) -> Self {
+        let bits = usize::BITS - n.leading_zeros();
+        Entries {
+            pos_mask: u32::MAX
+                .checked_shr(32u32.saturating_sub(bits))
+                .unwrap_or(0),
+        }
+    }
+
+    #[inline(always)]
+    fn tag(v: u64) -> u32 {
+        (v as u32).wrapping_mul(0x9E37_79B1)
+    }
+
+    /// The entry for position `at`, where the input reads `v`.
+    #[inline(always)]
+    fn make(self, at: usize, v: u64) -> u32 {
+        at as u32 | Self::tag(v) & !self.pos_mask
+    }
+
+    /// The position of entry `e` if its tag agrees with input that reads `v`.
+    #[inline(always)]
+    fn position(self, e: u32, v: u64) -> Option<usize> {
+        ((e ^ Self::tag(v)) & !self.pos_mask == 0).then_some((e & self.pos_mask) as usize)
+    }
 }
 
 #[inline(always)]
@@ -136,6 +159,7 @@ pub fn parse(src: &[u8], p: &Params, t: &mut Tables, far: &[LongMatch], out: &mu
     t.short.clear();
     t.short.resize(1 << p.short_log, 0);
     let (long, short) = (&mut t.long[..], &mut t.short[..]);
+    let e = Entries::for_block(n);
     let limit = n - TAIL;
     let mut reps = Reps::default();
     let mut anchor = 0;
@@ -166,8 +190,8 @@ pub fn parse(src: &[u8], p: &Params, t: &mut Tables, far: &[LongMatch], out: &mu
         let hl = hash(v, 8, p.long_log);
         let hs = hash(v, p.short_len, p.short_log);
         let (el, es) = (long[hl], short[hs]);
-        long[hl] = entry(ip, v);
-        short[hs] = entry(ip, v);
+        long[hl] = e.make(ip, v);
+        short[hs] = e.make(ip, v);
         let r0 = reps.0[0] as usize;
         // Repeat offset at the next byte.
         if r0 <= ip && ip + 1 < limit && read_u32(src, ip + 1) == read_u32(src, ip + 1 - r0) {
@@ -177,7 +201,8 @@ pub fn parse(src: &[u8], p: &Params, t: &mut Tables, far: &[LongMatch], out: &mu
             ip = start + len;
             anchor = ip;
         } else {
-            let Some((mut start, mut off, mut len)) = best_at(src, ip, v, el, es, p, long) else {
+            let Some((mut start, mut off, mut len)) = best_at(src, ip, v, [el, es], p, e, long)
+            else {
                 ip += 1 + ((ip - anchor) >> p.search_shift);
                 continue;
             };
@@ -186,8 +211,8 @@ pub fn parse(src: &[u8], p: &Params, t: &mut Tables, far: &[LongMatch], out: &mu
                 let el1 = long[hash(v1, 8, p.long_log)];
                 let hs1 = hash(v1, p.short_len, p.short_log);
                 let es1 = short[hs1];
-                short[hs1] = entry(ip + 1, v1);
-                if let Some((s1, o1, l1)) = best_at(src, ip + 1, v1, el1, es1, p, long) {
+                short[hs1] = e.make(ip + 1, v1);
+                if let Some((s1, o1, l1)) = best_at(src, ip + 1, v1, [el1, es1], p, e, long) {
                     if l1 > len {
                         (start, off, len) = (s1, o1, l1);
                     }
@@ -208,8 +233,8 @@ pub fn parse(src: &[u8], p: &Params, t: &mut Tables, far: &[LongMatch], out: &mu
         // Index two positions inside the match for later searches.
         for q in [ip - 2, ip - 1] {
             let w = read_u64(src, q);
-            long[hash(w, 8, p.long_log)] = entry(q, w);
-            short[hash(w, p.short_len, p.short_log)] = entry(q, w);
+            long[hash(w, 8, p.long_log)] = e.make(q, w);
+            short[hash(w, p.short_len, p.short_log)] = e.make(q, w);
         }
         // Matches at the second repeat offset right away (swapping it to the front).
         while ip < limit {
@@ -234,19 +259,20 @@ fn best_at(
     src: &[u8],
     ip: usize,
     v: u64,
-    el: u64,
-    es: u64,
+    [el, es]: [u32; 2],
     p: &Params,
-    long: &mut [u64],
+    e: Entries,
+    long: &mut [u32],
 ) -> Option<(usize, usize, usize)> {
-    if let Some(cl) = tagged(el, v) {
+    if let Some(cl) = e.position(el, v) {
         if cl > 0 && cl < ip && read_u64(src, cl) == v {
             let len = 8 + common_len(src, cl + 8, ip + 8);
             return Some((ip, ip - cl, len));
         }
     }
-    // The tag is the first four bytes: a tag match is a 4-byte match.
-    let cs = tagged(es, v).filter(|&cs| cs > 0 && cs < ip)?;
+    let cs = e
+        .position(es, v)
+        .filter(|&cs| cs > 0 && cs < ip && read_u32(src, cs) == v as u32)?;
     let len = 4 + common_len(src, cs + 4, ip + 4);
     if len < p.short_len.max(MIN_MATCH) {
         return None;
@@ -255,9 +281,9 @@ fn best_at(
     if next + 8 <= src.len() {
         let w = read_u64(src, next);
         let h = hash(w, 8, p.long_log);
-        let e = long[h];
-        long[h] = entry(next, w);
-        let c = tagged(e, w).unwrap_or(0);
+        let old = long[h];
+        long[h] = e.make(next, w);
+        let c = e.position(old, w).unwrap_or(0);
         if c > 0 && c < next && read_u64(src, c) == w {
             let l2 = 8 + common_len(src, c + 8, next + 8);
             if l2 > len {
@@ -266,4 +292,31 @@ fn best_at(
         }
     }
     Some((ip, ip - cs, len))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn entries_keep_every_position_of_the_block() {
+        for n in [16usize, 1000, 8 << 20, (8 << 20) + 1, 1 << 27] {
+            let e = Entries::for_block(n);
+            for at in [1, n / 2, n - 1] {
+                let v = 0x0123_4567_89ab_cdef ^ at as u64;
+                assert_eq!(e.position(e.make(at, v), v), Some(at), "block {n}, at {at}");
+            }
+        }
+    }
+
+    #[test]
+    fn entries_reject_most_other_bytes() {
+        let e = Entries::for_block(8 << 20);
+        let entry = e.make(12345, 0x1111_2222);
+        let rejected = (0..1000u64)
+            .filter(|&k| e.position(entry, 0x1111_2222 + k + 1).is_none())
+            .count();
+        // A 9-bit tag: about one in 512 other values passes.
+        assert!(rejected >= 990, "{rejected}");
+    }
 }

@@ -201,18 +201,25 @@ pub fn parse(src: &[u8], p: &Params, t: &mut Tables, far: &[LongMatch], out: &mu
             ip = start + len;
             anchor = ip;
         } else {
-            let Some((mut start, mut off, mut len)) = best_at(src, ip, v, [el, es], p, e, long)
+            let Some((mut start, mut off, mut len, probed_next)) =
+                best_at(src, ip, v, [el, es], p, e, long)
             else {
                 ip += 1 + ((ip - anchor) >> p.search_shift);
                 continue;
             };
             if len < p.lazy_below && ip + 1 < limit {
                 let v1 = read_u64(src, ip + 1);
-                let el1 = long[hash(v1, 8, p.long_log)];
+                // Where `best_at` probed the long table at `ip + 1`, the entry there is now
+                // `ip + 1` itself: no candidate.
+                let el1 = if probed_next {
+                    0
+                } else {
+                    long[hash(v1, 8, p.long_log)]
+                };
                 let hs1 = hash(v1, p.short_len, p.short_log);
                 let es1 = short[hs1];
                 short[hs1] = e.make(ip + 1, v1);
-                if let Some((s1, o1, l1)) = best_at(src, ip + 1, v1, [el1, es1], p, e, long) {
+                if let Some((s1, o1, l1, _)) = best_at(src, ip + 1, v1, [el1, es1], p, e, long) {
                     if l1 > len {
                         (start, off, len) = (s1, o1, l1);
                     }
@@ -252,8 +259,8 @@ pub fn parse(src: &[u8], p: &Params, t: &mut Tables, far: &[LongMatch], out: &mu
 }
 
 /// The better of the long and short candidates (entries `el`, `es`) at `ip`, where the input
-/// reads `v`: (start, offset, length). A short hit also looks for a long match at `ip + 1`,
-/// which usually wins.
+/// reads `v`: (start, offset, length, whether the long table was probed (and updated) at
+/// `ip + 1`). A short hit also looks for a long match at `ip + 1`, which usually wins.
 #[inline(always)]
 fn best_at(
     src: &[u8],
@@ -263,11 +270,11 @@ fn best_at(
     p: &Params,
     e: Entries,
     long: &mut [u32],
-) -> Option<(usize, usize, usize)> {
+) -> Option<(usize, usize, usize, bool)> {
     if let Some(cl) = e.position(el, v) {
         if cl > 0 && cl < ip && read_u64(src, cl) == v {
             let len = 8 + common_len(src, cl + 8, ip + 8);
-            return Some((ip, ip - cl, len));
+            return Some((ip, ip - cl, len, false));
         }
     }
     let cs = e
@@ -287,11 +294,12 @@ fn best_at(
         if c > 0 && c < next && read_u64(src, c) == w {
             let l2 = 8 + common_len(src, c + 8, next + 8);
             if l2 > len {
-                return Some((next, next - c, l2));
+                return Some((next, next - c, l2, true));
             }
         }
+        return Some((ip, ip - cs, len, true));
     }
-    Some((ip, ip - cs, len))
+    Some((ip, ip - cs, len, false))
 }
 
 #[cfg(test)]

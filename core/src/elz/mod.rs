@@ -78,19 +78,19 @@ pub fn compress_into(src: &[u8], parser: &Parser, long: bool, out: &mut Vec<u8>)
 }
 
 /// Whether `src` coded as literals alone, one Huffman code for the block, might take fewer than
-/// `lz` bytes, judged on the histogram of a sample (one 64-byte line in 16) with a margin of a
+/// `lz` bytes, judged on the histogram of a sample (one 64-byte line in 16, or 64 KiB of
+/// lines spread over a bigger block: each line is a cache miss by now) with a margin of a
 /// tenth for the sample's error.
 fn literals_may_pay(src: &[u8], lz: usize) -> bool {
     const LINE: usize = 64;
-    const EVERY: usize = 16;
-    let mut freq = [0u32; 256];
+    let every = (src.len() >> 16).max(16);
+    let mut histogram = crate::entropy::Histogram::new();
     let mut sampled = 0usize;
-    for line in src.chunks(LINE).step_by(EVERY) {
-        for &b in line {
-            freq[b as usize] += 1;
-        }
+    for line in src.chunks(LINE).step_by(every) {
+        histogram.add(line);
         sampled += line.len();
     }
+    let freq = histogram.counts();
     if sampled == 0 || freq.iter().filter(|&&f| f > 0).count() < 2 {
         // One byte value throughout the sample: literals alone are an RLE section, if the
         // rest agrees; the LZ parse already codes such a block in a few bytes.

@@ -17,21 +17,42 @@ impl std::fmt::Display for EntropyError {
 
 /// Byte histogram.
 pub fn histogram(data: &[u8]) -> [u32; 256] {
-    // Four sub-histograms break the store-to-load chain on runs of one byte.
-    let mut h = [[0u32; 256]; 4];
-    let mut chunks = data.chunks_exact(4);
-    for c in &mut chunks {
-        h[0][c[0] as usize] += 1;
-        h[1][c[1] as usize] += 1;
-        h[2][c[2] as usize] += 1;
-        h[3][c[3] as usize] += 1;
+    let mut h = Histogram::new();
+    h.add(data);
+    h.counts()
+}
+
+/// A byte histogram built from several slices. Four sub-histograms break the store-to-load
+/// chain on runs of one byte (one table costs a store-forwarding wait per repeated byte).
+pub struct Histogram([[u32; 256]; 4]);
+
+impl Histogram {
+    pub fn new() -> Self {
+        Histogram([[0; 256]; 4])
     }
-    for &b in chunks.remainder() {
-        h[0][b as usize] += 1;
+
+    pub fn add(&mut self, data: &[u8]) {
+        let h = &mut self.0;
+        let mut chunks = data.chunks_exact(4);
+        for c in &mut chunks {
+            h[0][c[0] as usize] += 1;
+            h[1][c[1] as usize] += 1;
+            h[2][c[2] as usize] += 1;
+            h[3][c[3] as usize] += 1;
+        }
+        for &b in chunks.remainder() {
+            h[0][b as usize] += 1;
+        }
     }
-    let mut out = [0u32; 256];
-    for (s, o) in out.iter_mut().enumerate() {
-        *o = h[0][s] + h[1][s] + h[2][s] + h[3][s];
+
+    pub fn counts(&self) -> [u32; 256] {
+        let h = &self.0;
+        std::array::from_fn(|s| h[0][s] + h[1][s] + h[2][s] + h[3][s])
     }
-    out
+}
+
+impl Default for Histogram {
+    fn default() -> Self {
+        Self::new()
+    }
 }

@@ -1,7 +1,7 @@
 //! One block, both ways: choosing the cheapest representation (LZ or entropy LZ, RLE or raw) when encoding,
 //! and decoding plus checksum verification with errors that name the block.
 
-use crate::checksum::checksum;
+use crate::checksum::{checksum, BlockChecksum};
 use crate::error::{Error, Result};
 use crate::frame::{BlockHeader, BlockKind};
 use crate::level::{Level, Method};
@@ -76,8 +76,12 @@ pub fn decode_block(
         BlockKind::Rle => out.fill(payload[0]),
         BlockKind::Lz => lz::decode(payload, out)
             .map_err(|e| Error::corrupt("LZ block", Some(block), offset, e.0))?,
-        BlockKind::Elz => crate::elz::decode(payload, out)
-            .map_err(|e| Error::corrupt("entropy LZ block", Some(block), offset, e.0))?,
+        BlockKind::Elz => {
+            let mut sum = BlockChecksum::new(out.len());
+            crate::elz::decode_reporting(payload, out, |done| sum.advance(done))
+                .map_err(|e| Error::corrupt("entropy LZ block", Some(block), offset, e.0))?;
+            return verify(header, sum.finish(out), block, offset);
+        }
         BlockKind::End => {
             return Err(Error::corrupt(
                 "block",
@@ -87,7 +91,11 @@ pub fn decode_block(
             ))
         }
     }
-    let actual = checksum(out);
+    verify(header, checksum(out), block, offset)
+}
+
+/// Compares a block's checksum, `actual`, with the one its header stores.
+fn verify(header: &BlockHeader, actual: u32, block: u64, offset: u64) -> Result<()> {
     if actual != header.checksum {
         return Err(Error::Checksum {
             block,

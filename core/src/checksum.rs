@@ -39,6 +39,48 @@ impl Checksum {
     }
 }
 
+/// [`checksum`] of a block of known length, taken in while the block is decoded: each
+/// complete 1 KiB stretch of XXH3 input is hashed as soon as the decoder reports it written,
+/// while it is still in cache (an 8 MiB block hashed once at the end is read back from
+/// memory, 5-9% of decode time). Without AVX-512 it all happens in [`BlockChecksum::finish`].
+pub struct BlockChecksum {
+    #[cfg(target_arch = "x86_64")]
+    long: Option<avx512::Long>,
+}
+
+impl BlockChecksum {
+    /// For a block of `len` bytes.
+    pub fn new(len: usize) -> Self {
+        BlockChecksum {
+            #[cfg(target_arch = "x86_64")]
+            long: (len > 240 && avx512::available()).then(|| avx512::Long::new(len)),
+        }
+    }
+
+    /// Takes in what of `written` (the block's first bytes, as decoded so far) is complete.
+    #[inline]
+    pub fn advance(&mut self, written: &[u8]) {
+        #[cfg(target_arch = "x86_64")]
+        if let Some(long) = &mut self.long {
+            // SAFETY: `long` exists only where AVX-512F is available.
+            unsafe { long.advance(written) }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = written;
+    }
+
+    /// The checksum of `block`, the whole block (of which every piece passed to
+    /// [`BlockChecksum::advance`] was the start).
+    pub fn finish(self, block: &[u8]) -> u32 {
+        #[cfg(target_arch = "x86_64")]
+        if let Some(long) = self.long {
+            // SAFETY: as in `advance`.
+            return unsafe { long.finish(block) } as u32;
+        }
+        checksum(block)
+    }
+}
+
 #[cfg(target_arch = "x86_64")]
 mod avx512 {
     use std::arch::x86_64::*;
@@ -151,28 +193,72 @@ mod avx512 {
     /// The CPU must support AVX-512F.
     #[target_feature(enable = "avx512f")]
     pub unsafe fn xxh3_64_long(data: &[u8]) -> u64 {
-        debug_assert!(data.len() > 240);
-        let len = data.len();
-        let p = data.as_ptr();
-        let s = SECRET.as_ptr();
-        let init: [u64; 8] = [
-            PRIME32_3, PRIME64_1, PRIME64_2, PRIME64_3, PRIME64_4, PRIME32_2, PRIME64_5, PRIME32_1,
-        ];
-        let mut acc = _mm512_loadu_si512(init.as_ptr() as *const _);
-        let blocks = (len - 1) / BLOCK;
-        for b in 0..blocks {
-            acc = accumulate(acc, p.add(b * BLOCK), s, STRIPES_PER_BLOCK);
-            acc = scramble(acc, s.add(SECRET.len() - STRIPE));
+        Long::new(data.len()).finish(data)
+    }
+
+    /// XXH3-64's long path over an input of known length taken in from its start: the
+    /// accumulators after the blocks folded so far.
+    pub struct Long {
+        acc: [u64; 8],
+        len: usize,
+        blocks_done: usize,
+    }
+
+    impl Long {
+        pub fn new(len: usize) -> Self {
+            debug_assert!(len > 240);
+            Long {
+                acc: [
+                    PRIME32_3, PRIME64_1, PRIME64_2, PRIME64_3, PRIME64_4, PRIME32_2, PRIME64_5,
+                    PRIME32_1,
+                ],
+                len,
+                blocks_done: 0,
+            }
         }
-        let stripes = ((len - 1) - BLOCK * blocks) / STRIPE;
-        acc = accumulate(acc, p.add(blocks * BLOCK), s, stripes);
-        acc = _mm512_add_epi64(
-            acc,
-            stripe(p.add(len - STRIPE), s.add(SECRET.len() - STRIPE - 7)),
-        );
-        let mut lanes = [0u64; 8];
-        _mm512_storeu_si512(lanes.as_mut_ptr() as *mut _, acc);
-        merge(&lanes, (len as u64).wrapping_mul(PRIME64_1))
+
+        /// Folds in every complete block of `data` (the input's first bytes) not yet folded.
+        /// XXH3 folds the blocks before the last byte: `(len - 1) / BLOCK` of them.
+        ///
+        /// # Safety
+        /// The CPU must support AVX-512F.
+        #[target_feature(enable = "avx512f")]
+        pub unsafe fn advance(&mut self, data: &[u8]) {
+            let ready = (data.len() / BLOCK).min((self.len - 1) / BLOCK);
+            if ready <= self.blocks_done {
+                return;
+            }
+            let (p, s) = (data.as_ptr(), SECRET.as_ptr());
+            let mut acc = _mm512_loadu_si512(self.acc.as_ptr() as *const _);
+            for b in self.blocks_done..ready {
+                acc = accumulate(acc, p.add(b * BLOCK), s, STRIPES_PER_BLOCK);
+                acc = scramble(acc, s.add(SECRET.len() - STRIPE));
+            }
+            _mm512_storeu_si512(self.acc.as_mut_ptr() as *mut _, acc);
+            self.blocks_done = ready;
+        }
+
+        /// The hash of `data`, the whole input.
+        ///
+        /// # Safety
+        /// The CPU must support AVX-512F.
+        #[target_feature(enable = "avx512f")]
+        pub unsafe fn finish(mut self, data: &[u8]) -> u64 {
+            debug_assert_eq!(data.len(), self.len);
+            self.advance(data);
+            let (len, blocks) = (self.len, self.blocks_done);
+            let (p, s) = (data.as_ptr(), SECRET.as_ptr());
+            let mut acc = _mm512_loadu_si512(self.acc.as_ptr() as *const _);
+            let stripes = ((len - 1) - BLOCK * blocks) / STRIPE;
+            acc = accumulate(acc, p.add(blocks * BLOCK), s, stripes);
+            acc = _mm512_add_epi64(
+                acc,
+                stripe(p.add(len - STRIPE), s.add(SECRET.len() - STRIPE - 7)),
+            );
+            let mut lanes = [0u64; 8];
+            _mm512_storeu_si512(lanes.as_mut_ptr() as *mut _, acc);
+            merge(&lanes, (len as u64).wrapping_mul(PRIME64_1))
+        }
     }
 
     fn secret_u64(at: usize) -> u64 {
@@ -217,6 +303,30 @@ mod tests {
             assert_eq!(c.value(), super::checksum(&data), "{cuts:?}");
         }
         assert_eq!(super::Checksum::default().value(), super::checksum(b""));
+    }
+
+    #[test]
+    fn a_block_taken_in_as_decoded_checksums_as_the_whole() {
+        let data: Vec<u8> = (0..300_000u32)
+            .map(|i| ((i * 13) ^ (i >> 7)) as u8)
+            .collect();
+        for len in [0, 17, 240, 241, 1024, 1025, 2048, 2049, 131_072, 300_000] {
+            let block = &data[..len];
+            for step in [1000, 1024, 4096, 131_072] {
+                let mut c = super::BlockChecksum::new(len);
+                let mut at = 0;
+                while at < len {
+                    at = (at + step).min(len);
+                    c.advance(&block[..at]);
+                }
+                assert_eq!(c.finish(block), super::checksum(block), "{len} by {step}");
+            }
+            // Nothing reported along the way.
+            assert_eq!(
+                super::BlockChecksum::new(len).finish(block),
+                super::checksum(block)
+            );
+        }
     }
 
     #[test]

@@ -86,10 +86,25 @@ impl<'a> Fields<'a> {
 
 /// Decodes `payload` into `out`, whose length is the block's decoded size.
 pub fn decode(payload: &[u8], out: &mut [u8]) -> Result<(), LzError> {
-    SCRATCH.with(|s| decode_with(payload, out, &mut s.borrow_mut()))
+    decode_reporting(payload, out, |_| {})
 }
 
-fn decode_with(payload: &[u8], out: &mut [u8], s: &mut Scratch) -> Result<(), LzError> {
+/// [`decode`], calling `section_done` with the output decoded so far (`out`'s first bytes,
+/// final) after each section: the block checksum takes it in while it is in cache.
+pub fn decode_reporting(
+    payload: &[u8],
+    out: &mut [u8],
+    section_done: impl FnMut(&[u8]),
+) -> Result<(), LzError> {
+    SCRATCH.with(|s| decode_with(payload, out, section_done, &mut s.borrow_mut()))
+}
+
+fn decode_with(
+    payload: &[u8],
+    out: &mut [u8],
+    mut section_done: impl FnMut(&[u8]),
+    s: &mut Scratch,
+) -> Result<(), LzError> {
     let mut f = Fields {
         src: payload,
         pos: 0,
@@ -104,6 +119,7 @@ fn decode_with(payload: &[u8], out: &mut [u8], s: &mut Scratch) -> Result<(), Lz
     for k in 0..sections {
         let last = k + 1 == sections;
         op = decode_section(&mut f, out, op, &mut reps, last, s)?;
+        section_done(&out[..op]);
     }
     if f.pos != payload.len() {
         return Err(LzError("payload has bytes after its last section"));

@@ -15,7 +15,7 @@ pub mod ldm;
 pub mod optimal;
 mod stats;
 
-pub use decode::decode;
+pub use decode::{decode, decode_reporting};
 pub use encode::{write_payload, PayloadScratch};
 
 use std::cell::RefCell;

@@ -18,18 +18,24 @@ pub struct Params {
     pub search_shift: u32,
     /// Try one position further when the match found is shorter than this (0: never).
     pub lazy_below: usize,
+    /// A match is taken only where its length, at the block's estimated bits per literal,
+    /// pays for it: the offset's bit length plus this many bits for its codes.
+    pub match_cost_bits: u32,
 }
 
 impl Params {
     /// The `--max` settings: 2^17 long and 2^16 short entries (bigger tables found little more
     /// for their cost in cache misses), 6-byte short matches (5-byte ones cost more to code
-    /// than they save), one lazy step below 32 bytes.
+    /// than they save), one lazy step below 32 bytes, matches paying from 12 bits of codes
+    /// (10-16 measured: on TPC-H lineitem, whose digits cost few bits each, 6- and 7-byte
+    /// matches a mebibyte back cost more than their literals).
     pub const MAX: Params = Params {
         long_log: 17,
         short_log: 16,
         short_len: 6,
         search_shift: 8,
         lazy_below: 32,
+        match_cost_bits: 12,
     };
 }
 
@@ -129,6 +135,48 @@ impl Entries {
     }
 }
 
+/// One block's search settings: the parameters fitted to the block, its table entry layout,
+/// and the shortest match that pays at each offset bit length.
+struct Search {
+    p: Params,
+    e: Entries,
+    min_len: [u8; 32],
+}
+
+impl Search {
+    fn new(src: &[u8], p: &Params) -> Self {
+        let n = src.len();
+        // Tables no larger than about two entries per input byte: clearing them is per-block
+        // work.
+        let fit = usize::BITS - n.leading_zeros() + 1;
+        let p = Params {
+            long_log: p.long_log.min(fit),
+            short_log: p.short_log.min(fit),
+            ..*p
+        };
+        // A match of `len` at an offset of bit length `k` costs about `k + match_cost_bits`
+        // bits; its literals would cost `len * literal_bits`.
+        let literal_bits = super::sampled_bits_per_byte(src).unwrap_or(8.0).max(0.5);
+        let shortest = p.short_len.max(MIN_MATCH) as f64;
+        let min_len = std::array::from_fn(|k| {
+            ((k as f64 + f64::from(p.match_cost_bits)) / literal_bits)
+                .ceil()
+                .clamp(shortest, 255.0) as u8
+        });
+        Search {
+            p,
+            e: Entries::for_block(n),
+            min_len,
+        }
+    }
+
+    /// Whether a match of `len` at `off` pays.
+    #[inline(always)]
+    fn pays(&self, len: usize, off: usize) -> bool {
+        len >= usize::from(self.min_len[off.ilog2() as usize & 31])
+    }
+}
+
 #[inline(always)]
 fn hash(v: u64, bytes: usize, log: u32) -> usize {
     const PRIME: u64 = 0x9E37_79B1_85EB_CA87;
@@ -147,19 +195,13 @@ pub fn parse(src: &[u8], p: &Params, t: &mut Tables, far: &[LongMatch], out: &mu
         out.literals.extend_from_slice(src);
         return;
     }
-    // Tables no larger than about two entries per input byte: clearing them is per-block work.
-    let fit = usize::BITS - n.leading_zeros() + 1;
-    let p = &Params {
-        long_log: p.long_log.min(fit),
-        short_log: p.short_log.min(fit),
-        ..*p
-    };
+    let search = Search::new(src, p);
+    let (p, e) = (&search.p, search.e);
     t.long.clear();
     t.long.resize(1 << p.long_log, 0);
     t.short.clear();
     t.short.resize(1 << p.short_log, 0);
     let (long, short) = (&mut t.long[..], &mut t.short[..]);
-    let e = Entries::for_block(n);
     let limit = n - TAIL;
     let mut reps = Reps::default();
     let mut anchor = 0;
@@ -202,7 +244,7 @@ pub fn parse(src: &[u8], p: &Params, t: &mut Tables, far: &[LongMatch], out: &mu
             anchor = ip;
         } else {
             let Some((mut start, mut off, mut len, probed_next)) =
-                best_at(src, ip, v, [el, es], p, e, long)
+                best_at(src, ip, v, [el, es], &search, long)
             else {
                 ip += 1 + ((ip - anchor) >> p.search_shift);
                 continue;
@@ -219,7 +261,7 @@ pub fn parse(src: &[u8], p: &Params, t: &mut Tables, far: &[LongMatch], out: &mu
                 let hs1 = hash(v1, p.short_len, p.short_log);
                 let es1 = short[hs1];
                 short[hs1] = e.make(ip + 1, v1);
-                if let Some((s1, o1, l1, _)) = best_at(src, ip + 1, v1, [el1, es1], p, e, long) {
+                if let Some((s1, o1, l1, _)) = best_at(src, ip + 1, v1, [el1, es1], &search, long) {
                     if l1 > len {
                         (start, off, len) = (s1, o1, l1);
                     }
@@ -267,21 +309,24 @@ fn best_at(
     ip: usize,
     v: u64,
     [el, es]: [u32; 2],
-    p: &Params,
-    e: Entries,
+    s: &Search,
     long: &mut [u32],
 ) -> Option<(usize, usize, usize, bool)> {
+    let (p, e) = (&s.p, s.e);
     if let Some(cl) = e.position(el, v) {
         if cl > 0 && cl < ip && read_u64(src, cl) == v {
             let len = 8 + common_len(src, cl + 8, ip + 8);
-            return Some((ip, ip - cl, len, false));
+            if s.pays(len, ip - cl) {
+                return Some((ip, ip - cl, len, false));
+            }
         }
     }
     let cs = e
         .position(es, v)
         .filter(|&cs| cs > 0 && cs < ip && read_u32(src, cs) == v as u32)?;
     let len = 4 + common_len(src, cs + 4, ip + 4);
-    if len < p.short_len.max(MIN_MATCH) {
+    // `pays` also holds matches to the short table's length.
+    if !s.pays(len, ip - cs) {
         return None;
     }
     let next = ip + 1;
@@ -293,7 +338,7 @@ fn best_at(
         let c = e.position(old, w).unwrap_or(0);
         if c > 0 && c < next && read_u64(src, c) == w {
             let l2 = 8 + common_len(src, c + 8, next + 8);
-            if l2 > len {
+            if l2 > len && s.pays(l2, next - c) {
                 return Some((next, next - c, l2, true));
             }
         }
@@ -315,6 +360,21 @@ mod tests {
                 assert_eq!(e.position(e.make(at, v), v), Some(at), "block {n}, at {at}");
             }
         }
+    }
+
+    #[test]
+    fn short_matches_far_back_do_not_pay_where_literals_are_cheap() {
+        // Decimal digits: about 3.3 bits a literal.
+        let digits: Vec<u8> = (0..100_000u32)
+            .map(|i| b'0' + (i.wrapping_mul(2_654_435_761) >> 7) as u8 % 10)
+            .collect();
+        let s = Search::new(&digits, &Params::MAX);
+        assert!(s.pays(6, 100));
+        assert!(!s.pays(6, 1 << 22));
+        assert!(s.pays(12, 1 << 22));
+        // Never below the short table's length, at any offset.
+        assert!(!s.pays(5, 1));
+        assert!(s.min_len.windows(2).all(|w| w[0] <= w[1]));
     }
 
     #[test]

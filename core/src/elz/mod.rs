@@ -78,10 +78,18 @@ pub fn compress_into(src: &[u8], parser: &Parser, long: bool, out: &mut Vec<u8>)
 }
 
 /// Whether `src` coded as literals alone, one Huffman code for the block, might take fewer than
-/// `lz` bytes, judged on the histogram of a sample (one 64-byte line in 16, or 64 KiB of
-/// lines spread over a bigger block: each line is a cache miss by now) with a margin of a
-/// tenth for the sample's error.
+/// `lz` bytes, judged on a sample's order-0 entropy ([`sampled_bits_per_byte`]) with a margin
+/// of a tenth for the sample's error.
 fn literals_may_pay(src: &[u8], lz: usize) -> bool {
+    // One byte value throughout the sample: literals alone are an RLE section, if the rest
+    // agrees; the LZ parse already codes such a block in a few bytes.
+    sampled_bits_per_byte(src).is_some_and(|bits| bits / 8.0 * src.len() as f64 * 0.9 < lz as f64)
+}
+
+/// The order-0 entropy of `src` in bits per byte, estimated from a sample (one 64-byte line in
+/// 16, or 64 KiB of lines spread over a bigger block); `None` where the sample holds one byte
+/// value.
+pub(crate) fn sampled_bits_per_byte(src: &[u8]) -> Option<f64> {
     const LINE: usize = 64;
     let every = (src.len() >> 16).max(16);
     let mut histogram = crate::entropy::Histogram::new();
@@ -92,17 +100,14 @@ fn literals_may_pay(src: &[u8], lz: usize) -> bool {
     }
     let freq = histogram.counts();
     if sampled == 0 || freq.iter().filter(|&&f| f > 0).count() < 2 {
-        // One byte value throughout the sample: literals alone are an RLE section, if the
-        // rest agrees; the LZ parse already codes such a block in a few bytes.
-        return false;
+        return None;
     }
     let bits: f64 = freq
         .iter()
         .filter(|&&f| f > 0)
         .map(|&f| f64::from(f) * (sampled as f64 / f64::from(f)).log2())
         .sum();
-    let estimate = bits / 8.0 * src.len() as f64 / sampled as f64;
-    estimate * 0.9 < lz as f64
+    Some(bits / sampled as f64)
 }
 
 /// Shortest match the format expresses; match-length values count from here.

@@ -144,8 +144,7 @@ struct Search {
 }
 
 impl Search {
-    fn new(src: &[u8], p: &Params) -> Self {
-        let n = src.len();
+    fn new(n: usize, p: &Params, literal_bits: Option<f64>) -> Self {
         // Tables no larger than about two entries per input byte: clearing them is per-block
         // work.
         let fit = usize::BITS - n.leading_zeros() + 1;
@@ -156,7 +155,7 @@ impl Search {
         };
         // A match of `len` at an offset of bit length `k` costs about `k + match_cost_bits`
         // bits; its literals would cost `len * literal_bits`.
-        let literal_bits = super::sampled_bits_per_byte(src).unwrap_or(8.0).max(0.5);
+        let literal_bits = literal_bits.unwrap_or(8.0).max(0.5);
         let shortest = p.short_len.max(MIN_MATCH) as f64;
         let min_len = std::array::from_fn(|k| {
             ((k as f64 + f64::from(p.match_cost_bits)) / literal_bits)
@@ -187,15 +186,23 @@ fn hash(v: u64, bytes: usize, log: u32) -> usize {
 const TAIL: usize = 8;
 
 /// Parses `src` (one block) into `out`, taking the long-distance matches `far` (in order, not
-/// overlapping; empty without `--long`) where they start.
-pub fn parse(src: &[u8], p: &Params, t: &mut Tables, far: &[LongMatch], out: &mut Parse) {
+/// overlapping; empty without `--long`) where they start. `literal_bits` is the block's
+/// [`sampled_bits_per_byte`](super::sampled_bits_per_byte): what a literal costs, about.
+pub fn parse(
+    src: &[u8],
+    p: &Params,
+    literal_bits: Option<f64>,
+    t: &mut Tables,
+    far: &[LongMatch],
+    out: &mut Parse,
+) {
     out.clear();
     let n = src.len();
     if n < 16 {
         out.literals.extend_from_slice(src);
         return;
     }
-    let search = Search::new(src, p);
+    let search = Search::new(n, p, literal_bits);
     let (p, e) = (&search.p, search.e);
     t.long.clear();
     t.long.resize(1 << p.long_log, 0);
@@ -368,7 +375,8 @@ mod tests {
         let digits: Vec<u8> = (0..100_000u32)
             .map(|i| b'0' + (i.wrapping_mul(2_654_435_761) >> 7) as u8 % 10)
             .collect();
-        let s = Search::new(&digits, &Params::MAX);
+        let bits = crate::elz::sampled_bits_per_byte(&digits);
+        let s = Search::new(digits.len(), &Params::MAX, bits);
         assert!(s.pays(6, 100));
         assert!(!s.pays(6, 1 << 22));
         assert!(s.pays(12, 1 << 22));

@@ -55,8 +55,11 @@ pub fn compress_into(src: &[u8], parser: &Parser, long: bool, out: &mut Vec<u8>)
         if long {
             ldm::find(src, &mut s.ldm, &mut s.long);
         }
+        let literal_bits = sampled_bits_per_byte(src);
         match parser {
-            Parser::Dfast(p) => dfast::parse(src, p, &mut s.tables, &s.long, &mut s.parse),
+            Parser::Dfast(p) => {
+                dfast::parse(src, p, literal_bits, &mut s.tables, &s.long, &mut s.parse)
+            }
             Parser::Optimal(p) => optimal::parse(src, p, &mut s.optimal, &s.long, &mut s.parse),
         }
         let start = out.len();
@@ -66,7 +69,7 @@ pub fn compress_into(src: &[u8], parser: &Parser, long: bool, out: &mut Vec<u8>)
         // a sample says the block's bytes alone might code smaller, try that, and keep it if
         // so. (A parse without matches is that payload already.)
         let lz = out.len() - start;
-        if !s.parse.seqs.is_empty() && literals_may_pay(src, lz) {
+        if !s.parse.seqs.is_empty() && literals_may_pay(literal_bits, src.len(), lz) {
             s.literal_only.clear();
             write_payload(src, &[], &mut s.payload, &mut s.literal_only);
             if s.literal_only.len() < lz {
@@ -77,13 +80,13 @@ pub fn compress_into(src: &[u8], parser: &Parser, long: bool, out: &mut Vec<u8>)
     });
 }
 
-/// Whether `src` coded as literals alone, one Huffman code for the block, might take fewer than
-/// `lz` bytes, judged on a sample's order-0 entropy ([`sampled_bits_per_byte`]) with a margin
-/// of a tenth for the sample's error.
-fn literals_may_pay(src: &[u8], lz: usize) -> bool {
+/// Whether a block of `len` bytes whose sample has `literal_bits` bits per byte
+/// ([`sampled_bits_per_byte`]) might take fewer than `lz` bytes coded as literals alone, one
+/// Huffman code for the block, with a margin of a tenth for the sample's error.
+fn literals_may_pay(literal_bits: Option<f64>, len: usize, lz: usize) -> bool {
     // One byte value throughout the sample: literals alone are an RLE section, if the rest
     // agrees; the LZ parse already codes such a block in a few bytes.
-    sampled_bits_per_byte(src).is_some_and(|bits| bits / 8.0 * src.len() as f64 * 0.9 < lz as f64)
+    literal_bits.is_some_and(|bits| bits / 8.0 * len as f64 * 0.9 < lz as f64)
 }
 
 /// The order-0 entropy of `src` in bits per byte, estimated from a sample (one 64-byte line in

@@ -99,7 +99,8 @@ pub fn parse(src: &[u8], p: &Params, s: &mut Scratch, mut long: &[LongMatch], ou
         short_len: 5,
         ..dfast::Params::MAX
     };
-    dfast::parse(src, &quick, &mut s.dfast, long, &mut s.first);
+    let literal_bits = super::sampled_bits_per_byte(src);
+    dfast::parse(src, &quick, literal_bits, &mut s.dfast, long, &mut s.first);
     let first_prices = Prices::per_section(&s.first, n);
     s.head.clear();
     s.head.resize(1 << p.hash_log, NIL);

@@ -187,7 +187,7 @@ mod tests {
     #[test]
     fn regular_leading_tokens_become_fields() {
         let mut log = Vec::new();
-        for i in 0..400u32 {
+        for i in 0..2000u32 {
             log.extend_from_slice(
                 format!(
                     "2024-01-02 03:{:02}:{:02},{:03} {} [main] {} value={}\n",

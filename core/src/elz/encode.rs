@@ -41,8 +41,8 @@ const SPLIT_FIELDS: u8 = u8::MAX;
 
 /// Appends the payload for `literals` and `seqs` (a parse of one block) to `out`.
 pub fn write_payload(literals: &[u8], seqs: &[Seq], s: &mut PayloadScratch, out: &mut Vec<u8>) {
-    sequence_codes(seqs, s);
-    let sections = plan_sections(literals, seqs, s);
+    let pieces = sequence_codes(literals, seqs, s);
+    let sections = plan_sections(pieces);
     varint::put(out, sections.len() as u64);
     let (mut q0, mut l0) = (0, 0);
     for (q1, l1, stats) in sections {
@@ -51,9 +51,14 @@ pub fn write_payload(literals: &[u8], seqs: &[Seq], s: &mut PayloadScratch, out:
     }
 }
 
-/// Fills the scratch's code and extra-bit arrays for `seqs`: the one place each sequence's
-/// fields are split into codes and extra bits.
-fn sequence_codes(seqs: &[Seq], s: &mut PayloadScratch) {
+/// A stretch of the block: where it ends, as (sequence, literal) indexes, and its statistics.
+type Piece = (usize, usize, Stats);
+
+/// Fills the scratch's code and extra-bit arrays for `seqs` (the one place each sequence's
+/// fields are split into codes and extra bits), and cuts the block into pieces of about
+/// [`SECTION_BYTES`] / 4 decoded bytes, each with its statistics, taken while its codes are in
+/// cache. The last piece also carries the block's trailing literals.
+fn sequence_codes(literals: &[u8], seqs: &[Seq], s: &mut PayloadScratch) -> Vec<Piece> {
     let n = seqs.len();
     for c in s.codes.iter_mut() {
         c.clear();
@@ -66,6 +71,10 @@ fn sequence_codes(seqs: &[Seq], s: &mut PayloadScratch) {
     let [llc, mlc, ofc] = &mut s.codes;
     let (extra, extra_bits) = (&mut s.extra[..n], &mut s.extra_bits[..n]);
     let (llc, mlc, ofc) = (&mut llc[..n], &mut mlc[..n], &mut ofc[..n]);
+    let piece = SECTION_BYTES / 4;
+    let mut pieces = Vec::new();
+    let (mut pos, mut lit, mut next) = (0usize, 0usize, piece);
+    let (mut q0, mut l0) = (0, 0);
     for (i, q) in seqs.iter().enumerate() {
         let (l, lb, lx) = LL_CODE.code(q.ll);
         let (m, mb, mx) = ML_CODE.code(q.ml - MIN_MATCH as u32);
@@ -78,44 +87,36 @@ fn sequence_codes(seqs: &[Seq], s: &mut PayloadScratch) {
         } else {
             extra_bits[i] = SPLIT_FIELDS;
         }
-    }
-}
-
-/// Where sections end, as (sequence, literal) indexes, with each section's statistics: the
-/// block is cut into pieces of about [`SECTION_BYTES`] / 4 decoded bytes, and a range of
-/// pieces is split in two (at the best piece boundary, recursively) wherever the entropy of
-/// its streams, coded with one set of tables per side, beats one set for both by more than a
-/// second set of tables costs.
-fn plan_sections(literals: &[u8], seqs: &[Seq], s: &PayloadScratch) -> Vec<(usize, usize, Stats)> {
-    let piece = SECTION_BYTES / 4;
-    let mut pieces: Vec<(usize, usize)> = Vec::new();
-    let (mut pos, mut lit) = (0usize, 0usize);
-    let mut next = piece;
-    for (i, q) in seqs.iter().enumerate() {
         pos += (q.ll + q.ml) as usize;
         lit += q.ll as usize;
         if pos >= next {
-            pieces.push((i + 1, lit));
+            let codes = [&llc[q0..=i], &mlc[q0..=i], &ofc[q0..=i]];
+            let stats = Stats::of_codes(&literals[l0..lit], codes);
+            pieces.push((i + 1, lit, stats));
+            (q0, l0) = (i + 1, lit);
             next = pos + piece;
         }
     }
     match pieces.last_mut() {
-        // The last section also carries the block's trailing literals.
-        Some(c) if c.0 == seqs.len() => c.1 = literals.len(),
-        _ => pieces.push((seqs.len(), literals.len())),
+        Some((end, lits, stats)) if *end == n => {
+            stats.add_literals(&literals[*lits..]);
+            *lits = literals.len();
+        }
+        _ => {
+            let codes = [&llc[q0..], &mlc[q0..], &ofc[q0..]];
+            let stats = Stats::of_codes(&literals[l0..], codes);
+            pieces.push((n, literals.len(), stats));
+        }
     }
-    let stats: Vec<Stats> = {
-        let (mut q0, mut l0) = (0, 0);
-        pieces
-            .iter()
-            .map(|&(q1, l1)| {
-                let codes = s.codes.each_ref().map(|c| &c[q0..q1]);
-                let st = Stats::of_codes(&literals[l0..l1], codes);
-                (q0, l0) = (q1, l1);
-                st
-            })
-            .collect()
-    };
+    pieces
+}
+
+/// Where sections end, as (sequence, literal) indexes, with each section's statistics: a range
+/// of `pieces` is split in two (at the best piece boundary, recursively) wherever the entropy
+/// of its streams, coded with one set of tables per side, beats one set for both by more than
+/// a second set of tables costs.
+fn plan_sections(pieces: Vec<Piece>) -> Vec<Piece> {
+    let stats: Vec<&Stats> = pieces.iter().map(|p| &p.2).collect();
     let mut ends = Vec::new();
     split(&stats, 0, stats.len(), &mut ends);
     let mut first = 0;
@@ -132,7 +133,7 @@ fn plan_sections(literals: &[u8], seqs: &[Seq], s: &PayloadScratch) -> Vec<(usiz
 }
 
 /// Splits pieces `a..b` where it pays; pushes the end piece (exclusive) of each section.
-fn split(stats: &[Stats], a: usize, b: usize, ends: &mut Vec<usize>) {
+fn split(stats: &[&Stats], a: usize, b: usize, ends: &mut Vec<usize>) {
     const SECTION_OVERHEAD_BITS: f64 = 64.0;
     if b - a >= 2 {
         let mut whole = Stats::empty();
@@ -144,8 +145,8 @@ fn split(stats: &[Stats], a: usize, b: usize, ends: &mut Vec<usize>) {
         let mut right = whole.clone();
         let mut best = (f64::MAX, a);
         for m in a + 1..b {
-            left.add(&stats[m - 1], 1);
-            right.add(&stats[m - 1], -1);
+            left.add(stats[m - 1], 1);
+            right.add(stats[m - 1], -1);
             let c = left.cost() + right.cost();
             if c < best.0 {
                 best = (c, m);

@@ -60,14 +60,16 @@ type Piece = (usize, usize, Stats);
 /// cache. The last piece also carries the block's trailing literals.
 fn sequence_codes(literals: &[u8], seqs: &[Seq], s: &mut PayloadScratch) -> Vec<Piece> {
     let n = seqs.len();
-    for c in s.codes.iter_mut() {
-        c.clear();
-        c.resize(n, 0);
+    // Every entry below `n` is written here before it is read: the arrays only ever grow (a
+    // clear and refill would zero 12 bytes a sequence for nothing).
+    fn at_least(v: &mut Vec<impl Copy + Default>, n: usize) {
+        if v.len() < n {
+            v.resize(n, Default::default());
+        }
     }
-    s.extra.clear();
-    s.extra.resize(n, 0);
-    s.extra_bits.clear();
-    s.extra_bits.resize(n, 0);
+    s.codes.iter_mut().for_each(|c| at_least(c, n));
+    at_least(&mut s.extra, n);
+    at_least(&mut s.extra_bits, n);
     let [llc, mlc, ofc] = &mut s.codes;
     let (extra, extra_bits) = (&mut s.extra[..n], &mut s.extra_bits[..n]);
     let (llc, mlc, ofc) = (&mut llc[..n], &mut mlc[..n], &mut ofc[..n]);

@@ -242,10 +242,12 @@ pub fn parse(
         long[hl] = e.make(ip, v);
         short[hs] = e.make(ip, v);
         let r0 = reps.0[0] as usize;
+        let match_start;
         // Repeat offset at the next byte.
         if r0 <= ip && ip + 1 < limit && read_u32(src, ip + 1) == read_u32(src, ip + 1 - r0) {
             let len = 4 + common_len(src, ip + 1 - r0 + 4, ip + 5);
             let start = ip + 1;
+            match_start = start;
             out.push(src, anchor, start, r0, len, &mut reps);
             ip = start + len;
             anchor = ip;
@@ -279,6 +281,7 @@ pub fn parse(
                 start -= 1;
                 len += 1;
             }
+            match_start = start;
             out.push(src, anchor, start, off, len, &mut reps);
             ip = start + len;
             anchor = ip;
@@ -286,12 +289,16 @@ pub fn parse(
         if ip >= limit {
             break;
         }
-        // Index two positions inside the match for later searches.
-        for q in [ip - 2, ip - 1] {
-            let w = read_u64(src, q);
-            long[hash(w, 8, p.long_log)] = e.make(q, w);
-            short[hash(w, p.short_len, p.short_log)] = e.make(q, w);
-        }
+        // Index positions inside the match for later searches: its third byte in both tables,
+        // the one before its end in the long table and its last in the short one (the last
+        // two in both gave 0.5-1.1% more bytes, at the same speed).
+        let (q, w) = (match_start + 2, read_u64(src, match_start + 2));
+        long[hash(w, 8, p.long_log)] = e.make(q, w);
+        short[hash(w, p.short_len, p.short_log)] = e.make(q, w);
+        let (q, w) = (ip - 2, read_u64(src, ip - 2));
+        long[hash(w, 8, p.long_log)] = e.make(q, w);
+        let (q, w) = (ip - 1, read_u64(src, ip - 1));
+        short[hash(w, p.short_len, p.short_log)] = e.make(q, w);
         // Matches at the second repeat offset right away (swapping it to the front).
         while ip < limit {
             let r1 = reps.0[1] as usize;

@@ -3,7 +3,7 @@
 
 use super::stats::Stats;
 use super::{offset_code, Seq, LL_CODE, MIN_MATCH, ML_CODE, SECTION_BYTES};
-use crate::entropy::bits::BitWriter;
+use crate::entropy::bits::{self, BitWriter};
 use crate::entropy::{fse, huffman};
 use crate::varint;
 
@@ -27,52 +27,55 @@ const OF_LOG: u32 = 9;
 pub struct PayloadScratch {
     /// The literal-length, match-length and offset code of every sequence of the block.
     codes: [Vec<u8>; 3],
-    /// Every sequence's three extra-bit fields packed low to high, and their bit count
-    /// ([`SPLIT_FIELDS`] where they do not fit one put).
-    extra: Vec<u64>,
-    extra_bits: Vec<u8>,
+    /// The extra bits of every sequence of the block, as one stream that sections cut up.
+    extra: Vec<u8>,
     fse_bits: Vec<u64>,
-    stream: Vec<u8>,
 }
-
-/// An `extra_bits` entry whose fields are put one by one (over 56 bits: lengths in the
-/// millions).
-const SPLIT_FIELDS: u8 = u8::MAX;
 
 /// Appends the payload for `literals` and `seqs` (a parse of one block) to `out`.
 pub fn write_payload(literals: &[u8], seqs: &[Seq], s: &mut PayloadScratch, out: &mut Vec<u8>) {
     let pieces = sequence_codes(literals, seqs, s);
     let sections = plan_sections(pieces);
     varint::put(out, sections.len() as u64);
-    let (mut q0, mut l0) = (0, 0);
-    for (q1, l1, stats) in sections {
-        write_section(&literals[l0..l1], seqs, q0..q1, &stats, s, out);
-        (q0, l0) = (q1, l1);
+    let mut start = Piece {
+        seqs: 0,
+        literals: 0,
+        extra_bits: 0,
+        stats: Stats::empty(),
+    };
+    for end in sections {
+        write_section(literals, &start, &end, s, out);
+        start = end;
     }
 }
 
-/// A stretch of the block: where it ends, as (sequence, literal) indexes, and its statistics.
-type Piece = (usize, usize, Stats);
+/// A stretch of the block: where it ends, as sequence, literal and extra-bit indexes, and its
+/// statistics.
+struct Piece {
+    seqs: usize,
+    literals: usize,
+    extra_bits: usize,
+    stats: Stats,
+}
 
-/// Fills the scratch's code and extra-bit arrays for `seqs` (the one place each sequence's
-/// fields are split into codes and extra bits), and cuts the block into pieces of about
-/// [`SECTION_BYTES`] / 4 decoded bytes, each with its statistics, taken while its codes are in
-/// cache. The last piece also carries the block's trailing literals.
+/// Fills the scratch's code arrays and extra-bit stream for `seqs` (the one place each
+/// sequence's fields are split into codes and extra bits), and cuts the block into pieces of
+/// about [`SECTION_BYTES`] / 4 decoded bytes, each with its statistics, taken while its codes
+/// are in cache. The last piece also carries the block's trailing literals.
 fn sequence_codes(literals: &[u8], seqs: &[Seq], s: &mut PayloadScratch) -> Vec<Piece> {
     let n = seqs.len();
     // Every entry below `n` is written here before it is read: the arrays only ever grow (a
-    // clear and refill would zero 12 bytes a sequence for nothing).
-    fn at_least(v: &mut Vec<impl Copy + Default>, n: usize) {
-        if v.len() < n {
-            v.resize(n, Default::default());
+    // clear and refill would zero 3 bytes a sequence for nothing).
+    for c in &mut s.codes {
+        if c.len() < n {
+            c.resize(n, 0);
         }
     }
-    s.codes.iter_mut().for_each(|c| at_least(c, n));
-    at_least(&mut s.extra, n);
-    at_least(&mut s.extra_bits, n);
     let [llc, mlc, ofc] = &mut s.codes;
-    let (extra, extra_bits) = (&mut s.extra[..n], &mut s.extra_bits[..n]);
     let (llc, mlc, ofc) = (&mut llc[..n], &mut mlc[..n], &mut ofc[..n]);
+    let mut extra = BitWriter::with_vec(std::mem::take(&mut s.extra));
+    // Typically under 3 bytes of extra bits per sequence.
+    extra.reserve(n * 3);
     let piece = SECTION_BYTES / 4;
     let mut pieces = Vec::new();
     let (mut pos, mut lit, mut next) = (0usize, 0usize, piece);
@@ -84,30 +87,45 @@ fn sequence_codes(literals: &[u8], seqs: &[Seq], s: &mut PayloadScratch) -> Vec<
         (llc[i], mlc[i], ofc[i]) = (l, m, o);
         let bits = lb + mb + ob;
         if bits <= 56 {
-            extra[i] = u64::from(lx) | u64::from(mx) << lb | u64::from(ox) << (lb + mb);
-            extra_bits[i] = bits as u8;
+            extra.put(
+                u64::from(lx) | u64::from(mx) << lb | u64::from(ox) << (lb + mb),
+                bits,
+            );
         } else {
-            extra_bits[i] = SPLIT_FIELDS;
+            // Lengths in the millions: the fields one by one.
+            extra.put(u64::from(lx), lb);
+            extra.put(u64::from(mx), mb);
+            extra.put(u64::from(ox), ob);
         }
         pos += (q.ll + q.ml) as usize;
         lit += q.ll as usize;
         if pos >= next {
             let codes = [&llc[q0..=i], &mlc[q0..=i], &ofc[q0..=i]];
-            let stats = Stats::of_codes(&literals[l0..lit], codes);
-            pieces.push((i + 1, lit, stats));
+            pieces.push(Piece {
+                seqs: i + 1,
+                literals: lit,
+                extra_bits: extra.bit_len(),
+                stats: Stats::of_codes(&literals[l0..lit], codes),
+            });
             (q0, l0) = (i + 1, lit);
             next = pos + piece;
         }
     }
+    let extra_bits = extra.bit_len();
+    s.extra = extra.finish();
     match pieces.last_mut() {
-        Some((end, lits, stats)) if *end == n => {
-            stats.add_literals(&literals[*lits..]);
-            *lits = literals.len();
+        Some(last) if last.seqs == n => {
+            last.stats.add_literals(&literals[last.literals..]);
+            last.literals = literals.len();
         }
         _ => {
             let codes = [&llc[q0..], &mlc[q0..], &ofc[q0..]];
-            let stats = Stats::of_codes(&literals[l0..], codes);
-            pieces.push((n, literals.len(), stats));
+            pieces.push(Piece {
+                seqs: n,
+                literals: literals.len(),
+                extra_bits,
+                stats: Stats::of_codes(&literals[l0..], codes),
+            });
         }
     }
     pieces
@@ -118,7 +136,7 @@ fn sequence_codes(literals: &[u8], seqs: &[Seq], s: &mut PayloadScratch) -> Vec<
 /// of its streams, coded with one set of tables per side, beats one set for both by more than
 /// a second set of tables costs.
 fn plan_sections(pieces: Vec<Piece>) -> Vec<Piece> {
-    let stats: Vec<&Stats> = pieces.iter().map(|p| &p.2).collect();
+    let stats: Vec<&Stats> = pieces.iter().map(|p| &p.stats).collect();
     let mut ends = Vec::new();
     split(&stats, 0, stats.len(), &mut ends);
     let mut first = 0;
@@ -129,7 +147,10 @@ fn plan_sections(pieces: Vec<Piece>) -> Vec<Piece> {
                 whole.add(st, 1);
             }
             first = k;
-            (pieces[k - 1].0, pieces[k - 1].1, whole)
+            Piece {
+                stats: whole,
+                ..pieces[k - 1]
+            }
         })
         .collect()
 }
@@ -163,17 +184,18 @@ fn split(stats: &[&Stats], a: usize, b: usize, ends: &mut Vec<usize>) {
     ends.push(b);
 }
 
-/// One section: its literals, then the sequences `range` of the block (`seqs`, whose codes
-/// and extra bits the scratch holds); `stats` are the section's histograms.
+/// One section: the block's pieces after `start` up to `end` (whose statistics are the
+/// section's); `literals` are the block's, its codes and extra bits in the scratch.
 fn write_section(
     literals: &[u8],
-    seqs: &[Seq],
-    range: std::ops::Range<usize>,
-    stats: &Stats,
+    start: &Piece,
+    end: &Piece,
     s: &mut PayloadScratch,
     out: &mut Vec<u8>,
 ) {
-    write_literals(literals, &stats.lit, out);
+    let stats = &end.stats;
+    write_literals(&literals[start.literals..end.literals], &stats.lit, out);
+    let range = start.seqs..end.seqs;
     varint::put(out, range.len() as u64);
     if range.is_empty() {
         return;
@@ -184,30 +206,9 @@ fn write_section(
         let codes = &s.codes[k][range.clone()];
         write_codes(codes, freqs[k], logs[k], &mut s.fse_bits, out);
     }
-    let mut extra = BitWriter::with_vec(std::mem::take(&mut s.stream));
-    // Typically under 3 bytes of extra bits per sequence.
-    extra.reserve(range.len() * 3);
-    let fields = s.extra[range.clone()]
-        .iter()
-        .zip(&s.extra_bits[range.clone()]);
-    for (i, (&x, &bits)) in fields.enumerate() {
-        if bits != SPLIT_FIELDS {
-            extra.put(x, u32::from(bits));
-        } else {
-            let q = &seqs[range.start + i];
-            for (_, n, v) in [
-                LL_CODE.code(q.ll),
-                ML_CODE.code(q.ml - MIN_MATCH as u32),
-                offset_code(q.ov),
-            ] {
-                extra.put(u64::from(v), n);
-            }
-        }
-    }
-    let extra = extra.finish();
-    varint::put(out, extra.len() as u64);
-    out.extend_from_slice(&extra);
-    s.stream = extra;
+    let (a, b) = (start.extra_bits, end.extra_bits);
+    varint::put(out, (b - a).div_ceil(8) as u64);
+    bits::append_bit_range(&s.extra, a, b, out);
 }
 
 /// Writes `lits`, whose byte histogram is `freq`.

@@ -71,6 +71,11 @@ impl BitWriter {
         self.out.resize(want, 0);
     }
 
+    /// Bits written so far.
+    pub fn bit_len(&self) -> usize {
+        self.len * 8 + self.nbits as usize
+    }
+
     /// Pads the last byte with zero bits and returns the bytes.
     pub fn finish(mut self) -> Vec<u8> {
         // The last put stored the accumulator after `len`, zero above its `nbits`.
@@ -81,6 +86,34 @@ impl BitWriter {
         }
         self.out.truncate(end);
         self.out
+    }
+}
+
+/// Appends bits `start..end` of `stream` (a [`BitWriter`]'s output) to `out` as a stream of
+/// their own, as a [`BitWriter`] given just those bits would write it: one stream written
+/// once, then cut in pieces, instead of a put per field per piece.
+pub fn append_bit_range(stream: &[u8], start: usize, end: usize, out: &mut Vec<u8>) {
+    debug_assert!(start <= end && end.div_ceil(8) <= stream.len());
+    let len = (end - start).div_ceil(8);
+    let at = out.len();
+    let (first, shift) = (start / 8, (start % 8) as u32);
+    let src = &stream[first..end.div_ceil(8)];
+    if shift == 0 {
+        out.extend_from_slice(&src[..len]);
+    } else {
+        // Each byte out takes the high bits of one byte in and the low bits of the next.
+        out.extend(src.windows(2).map(|w| w[0] >> shift | w[1] << (8 - shift)));
+        if out.len() - at < len {
+            out.push(src[src.len() - 1] >> shift);
+        }
+        out.truncate(at + len);
+    }
+    // Bits at and after `end` belong to the next range: zero, as a writer pads.
+    let tail = ((end - start) % 8) as u32;
+    if tail != 0 {
+        if let Some(last) = out.last_mut() {
+            *last &= (1u8 << tail) - 1;
+        }
     }
 }
 
@@ -250,6 +283,35 @@ mod tests {
             assert_eq!(r.get(n), v);
         }
         r.finish().unwrap();
+    }
+
+    #[test]
+    fn bit_ranges_equal_streams_written_alone() {
+        let fields: Vec<(u64, u32)> = (0..300u64)
+            .map(|i| {
+                let n = (i * 13 % 30) as u32;
+                ((i * 0x9E37_79B9) & ((1u64 << n) - 1), n)
+            })
+            .collect();
+        // The bit position before each field, and after the last.
+        let mut whole = BitWriter::new();
+        let mut at = vec![0];
+        for &(v, n) in &fields {
+            whole.put(v, n);
+            at.push(whole.bit_len());
+        }
+        let stream = whole.finish();
+        for a in (0..fields.len()).step_by(7) {
+            for b in (a..=fields.len()).step_by(11) {
+                let mut alone = BitWriter::new();
+                for &(v, n) in &fields[a..b] {
+                    alone.put(v, n);
+                }
+                let mut cut = vec![0xAA];
+                append_bit_range(&stream, at[a], at[b], &mut cut);
+                assert_eq!(cut[1..], alone.finish()[..], "fields {a}..{b}");
+            }
+        }
     }
 
     #[test]

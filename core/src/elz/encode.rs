@@ -158,30 +158,51 @@ fn plan_sections(pieces: Vec<Piece>) -> Vec<Piece> {
 /// Splits pieces `a..b` where it pays; pushes the end piece (exclusive) of each section.
 fn split(stats: &[&Stats], a: usize, b: usize, ends: &mut Vec<usize>) {
     const SECTION_OVERHEAD_BITS: f64 = 64.0;
+    // Splits are tried every STRIDE pieces, then one by one around the best of those: costs
+    // change smoothly from piece to piece, and an entropy estimate per candidate was 3% of
+    // --max compress time with every piece tried.
+    const STRIDE: usize = 4;
     if b - a >= 2 {
         let mut whole = Stats::empty();
         for st in &stats[a..b] {
             whole.add(st, 1);
         }
         let whole_cost = whole.cost();
-        let mut left = Stats::empty();
-        let mut right = whole.clone();
-        let mut best = (f64::MAX, a);
-        for m in a + 1..b {
-            left.add(stats[m - 1], 1);
-            right.add(stats[m - 1], -1);
-            let c = left.cost() + right.cost();
-            if c < best.0 {
-                best = (c, m);
-            }
-        }
-        if best.0 + SECTION_OVERHEAD_BITS < whole_cost {
-            split(stats, a, best.1, ends);
-            split(stats, best.1, b, ends);
+        let (_, coarse) = best_split(stats, &whole, a, (a + 1..b).step_by(STRIDE));
+        let near = coarse.saturating_sub(STRIDE - 1).max(a + 1)..(coarse + STRIDE).min(b);
+        let (cost, at) = best_split(stats, &whole, a, near);
+        if cost + SECTION_OVERHEAD_BITS < whole_cost {
+            split(stats, a, at, ends);
+            split(stats, at, b, ends);
             return;
         }
     }
     ends.push(b);
+}
+
+/// The cheapest of the candidate splits `at` (increasing, after `a`) of the pieces from `a`
+/// whose sum is `whole`: the estimated bits of both sides, and where.
+fn best_split(
+    stats: &[&Stats],
+    whole: &Stats,
+    a: usize,
+    at: impl Iterator<Item = usize>,
+) -> (f64, usize) {
+    let mut left = Stats::empty();
+    let mut right = whole.clone();
+    let (mut moved, mut best) = (a, (f64::MAX, a));
+    for m in at {
+        for st in &stats[moved..m] {
+            left.add(st, 1);
+            right.add(st, -1);
+        }
+        moved = m;
+        let c = left.cost() + right.cost();
+        if c < best.0 {
+            best = (c, m);
+        }
+    }
+    best
 }
 
 /// One section: the block's pieces after `start` up to `end` (whose statistics are the

@@ -255,6 +255,37 @@ fn median(mut v: Vec<f64>) -> f64 {
     v[v.len() / 2]
 }
 
+/// Each glyd level (1 thread) and the peer it is held against. In each round of samples the
+/// peer is measured right after it: this shared machine's load moves over seconds to minutes,
+/// and with the slow codecs between them a pair's samples were minutes apart (the same build
+/// read 0.83x and 1.06x zstd -3's decode speed in two runs).
+const PAIRS: [(&str, &str); 5] = [
+    ("glyd --fast", "lz4 (C)"),
+    ("glyd --lz", "lz4 (C)"),
+    ("glyd --max", "zstd -3"),
+    ("glyd --ultra", "zstd -19"),
+    ("glyd -r", "zstd -19"),
+];
+
+/// The order codecs are measured in within a round: the table's, except that a codec in
+/// [`PAIRS`] is followed by its peer (where that is not measured already).
+fn measurement_order(codecs: &[Codec]) -> Vec<usize> {
+    let one_thread = |name: &str| codecs.iter().position(|c| c.name == name && c.threads == 1);
+    let mut order: Vec<usize> = Vec::with_capacity(codecs.len());
+    for (i, c) in codecs.iter().enumerate() {
+        let peer = PAIRS
+            .iter()
+            .find(|p| p.0 == c.name && c.threads == 1)
+            .and_then(|p| one_thread(p.1));
+        for k in std::iter::once(i).chain(peer) {
+            if !order.contains(&k) {
+                order.push(k);
+            }
+        }
+    }
+    order
+}
+
 /// One codec's state during a measurement.
 struct Trial {
     packed: Vec<u8>,
@@ -289,8 +320,10 @@ fn measure_all(codecs: &[Codec], data: &[u8], runs: u32) -> Result<Vec<Measured>
         });
     }
     let min = Duration::from_millis(50);
+    let order = measurement_order(codecs);
     for round in 0..runs {
-        for (c, t) in codecs.iter().zip(trials.iter_mut()) {
+        for &i in &order {
+            let (c, t) = (&codecs[i], &mut trials[i]);
             if t.slow && round >= 3 {
                 continue;
             }
@@ -456,4 +489,35 @@ fn print_table(title: &str, codecs: &[Codec], rows: &[Measured], markdown: bool)
         }
     }
     println!();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn peers_are_measured_right_after_the_level_held_against_them() {
+        let codecs = codecs(2, None, false);
+        let order = measurement_order(&codecs);
+        let mut sorted = order.clone();
+        sorted.sort_unstable();
+        assert_eq!(sorted, (0..codecs.len()).collect::<Vec<_>>());
+        let names: Vec<(&str, usize)> = order
+            .iter()
+            .map(|&i| (codecs[i].name.as_str(), codecs[i].threads))
+            .collect();
+        for run in [
+            ["glyd --fast", "lz4 (C)", "glyd --lz"].as_slice(),
+            &["glyd --max", "zstd -3"],
+            &["glyd --ultra", "zstd -19"],
+        ] {
+            let at = names
+                .iter()
+                .position(|&n| n == (run[0], 1))
+                .expect("the level is measured");
+            let next: Vec<&str> = names[at..at + run.len()].iter().map(|n| n.0).collect();
+            assert_eq!(next, run, "{names:?}");
+            assert!(names[at..at + run.len()].iter().all(|n| n.1 == 1));
+        }
+    }
 }

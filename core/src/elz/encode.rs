@@ -131,7 +131,7 @@ fn sequence_codes(literals: &[u8], seqs: &[Seq], s: &mut PayloadScratch) -> Vec<
     pieces
 }
 
-/// Where sections end, as (sequence, literal) indexes, with each section's statistics: a range
+/// The sections, as the pieces they end with, each carrying the section's statistics: a range
 /// of `pieces` is split in two (at the best piece boundary, recursively) wherever the entropy
 /// of its streams, coded with one set of tables per side, beats one set for both by more than
 /// a second set of tables costs.

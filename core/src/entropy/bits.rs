@@ -95,18 +95,14 @@ impl BitWriter {
 pub fn append_bit_range(stream: &[u8], start: usize, end: usize, out: &mut Vec<u8>) {
     debug_assert!(start <= end && end.div_ceil(8) <= stream.len());
     let len = (end - start).div_ceil(8);
-    let at = out.len();
     let (first, shift) = (start / 8, (start % 8) as u32);
     let src = &stream[first..end.div_ceil(8)];
     if shift == 0 {
         out.extend_from_slice(&src[..len]);
     } else {
         // Each byte out takes the high bits of one byte in and the low bits of the next.
-        out.extend(src.windows(2).map(|w| w[0] >> shift | w[1] << (8 - shift)));
-        if out.len() - at < len {
-            out.push(src[src.len() - 1] >> shift);
-        }
-        out.truncate(at + len);
+        let next = |i: usize| src.get(i + 1).map_or(0, |&b| b << (8 - shift));
+        out.extend((0..len).map(|i| src[i] >> shift | next(i)));
     }
     // Bits at and after `end` belong to the next range: zero, as a writer pads.
     let tail = ((end - start) % 8) as u32;

@@ -100,9 +100,25 @@ pub fn append_bit_range(stream: &[u8], start: usize, end: usize, out: &mut Vec<u
     if shift == 0 {
         out.extend_from_slice(&src[..len]);
     } else {
-        // Each byte out takes the high bits of one byte in and the low bits of the next.
+        // Each byte out takes the high bits of one byte in and the low bits of the next:
+        // eight at a time from a 9-byte window while one is there, then one by one.
+        let at = out.len();
+        out.resize(at + len, 0);
+        let dst = &mut out[at..];
+        let words = src.len().saturating_sub(8) / 8;
+        for (d, s) in dst
+            .chunks_exact_mut(8)
+            .zip(src.windows(9).step_by(8))
+            .take(words)
+        {
+            let lo = u64::from_le_bytes(s[..8].try_into().expect("8 bytes"));
+            let w = lo >> shift | u64::from(s[8]) << (64 - shift);
+            d.copy_from_slice(&w.to_le_bytes());
+        }
         let next = |i: usize| src.get(i + 1).map_or(0, |&b| b << (8 - shift));
-        out.extend((0..len).map(|i| src[i] >> shift | next(i)));
+        for (i, d) in dst.iter_mut().enumerate().skip(words * 8) {
+            *d = src[i] >> shift | next(i);
+        }
     }
     // Bits at and after `end` belong to the next range: zero, as a writer pads.
     let tail = ((end - start) % 8) as u32;

@@ -15,6 +15,7 @@ mod block;
 mod checksum;
 pub mod chunk;
 pub mod copy;
+mod cpu;
 mod decode;
 pub mod elz;
 mod encode;

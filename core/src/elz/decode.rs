@@ -278,7 +278,7 @@ fn execute(p: &Pass<'_>, reps: &mut Reps, out: &mut [u8], op: usize) -> Result<u
     let [_, _, ofc] = p.codes;
     let far = far_codes(ofc) * FAR_SHARE >= ofc.len();
     #[cfg(target_arch = "x86_64")]
-    if std::is_x86_feature_detected!("bmi2") {
+    if crate::cpu::has_bmi2() {
         // SAFETY: the CPU has BMI2, checked on the line above.
         return unsafe {
             if far {

@@ -196,6 +196,41 @@ pub fn parse(
     far: &[LongMatch],
     out: &mut Parse,
 ) {
+    #[cfg(target_arch = "x86_64")]
+    if crate::cpu::has_bmi2() {
+        // SAFETY: the CPU has BMI2 and LZCNT, checked on the line above.
+        return unsafe { parse_bmi2(src, p, literal_bits, t, far, out) };
+    }
+    parse_with(src, p, literal_bits, t, far, out)
+}
+
+/// FAST PATH: [`parse`] compiled with BMI2 and LZCNT ([`crate::cpu`]).
+///
+/// # Safety
+///
+/// The CPU must support BMI2 and LZCNT.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "bmi2,lzcnt")]
+unsafe fn parse_bmi2(
+    src: &[u8],
+    p: &Params,
+    literal_bits: Option<f64>,
+    t: &mut Tables,
+    far: &[LongMatch],
+    out: &mut Parse,
+) {
+    parse_with(src, p, literal_bits, t, far, out)
+}
+
+#[inline(always)]
+fn parse_with(
+    src: &[u8],
+    p: &Params,
+    literal_bits: Option<f64>,
+    t: &mut Tables,
+    far: &[LongMatch],
+    out: &mut Parse,
+) {
     out.clear();
     let n = src.len();
     if n < 16 {
@@ -364,6 +399,33 @@ fn best_at(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn baseline_and_bmi2_builds_parse_alike() {
+        // `parse` takes the BMI2 build where the CPU has it; `parse_with` is the baseline.
+        let text: Vec<u8> = include_bytes!("dfast.rs").repeat(3);
+        let bits = crate::elz::sampled_bits_per_byte(&text);
+        let (mut fast, mut base) = (Parse::default(), Parse::default());
+        parse(
+            &text,
+            &Params::MAX,
+            bits,
+            &mut Tables::default(),
+            &[],
+            &mut fast,
+        );
+        parse_with(
+            &text,
+            &Params::MAX,
+            bits,
+            &mut Tables::default(),
+            &[],
+            &mut base,
+        );
+        assert!(!fast.seqs.is_empty());
+        assert_eq!(fast.seqs, base.seqs);
+        assert_eq!(fast.literals, base.literals);
+    }
 
     #[test]
     fn entries_keep_every_position_of_the_block() {

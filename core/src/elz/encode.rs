@@ -1,7 +1,7 @@
 //! Writing an entropy LZ payload from a parse: literals as raw, RLE or Huffman; each code
 //! stream as tANS or RLE; extra bits raw. Each choice is the smallest for this block.
 
-use super::stats::Stats;
+use super::stats::{CodeCounts, Stats, CODE_COUNTS};
 use super::{offset_code, Seq, LL_CODE, MIN_MATCH, ML_CODE, SECTION_BYTES};
 use crate::entropy::bits::{self, BitWriter};
 use crate::entropy::{fse, huffman};
@@ -34,6 +34,33 @@ pub struct PayloadScratch {
 
 /// Appends the payload for `literals` and `seqs` (a parse of one block) to `out`.
 pub fn write_payload(literals: &[u8], seqs: &[Seq], s: &mut PayloadScratch, out: &mut Vec<u8>) {
+    #[cfg(target_arch = "x86_64")]
+    if crate::cpu::has_bmi2() {
+        // SAFETY: the CPU has BMI2 and LZCNT, checked on the line above.
+        return unsafe { write_payload_bmi2(literals, seqs, s, out) };
+    }
+    write_payload_with(literals, seqs, s, out)
+}
+
+/// FAST PATH: [`write_payload`] compiled with BMI2 and LZCNT ([`crate::cpu`]), with the
+/// code split, the Huffman and tANS coders and the bit writers inlined into it.
+///
+/// # Safety
+///
+/// The CPU must support BMI2 and LZCNT.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "bmi2,lzcnt")]
+unsafe fn write_payload_bmi2(
+    literals: &[u8],
+    seqs: &[Seq],
+    s: &mut PayloadScratch,
+    out: &mut Vec<u8>,
+) {
+    write_payload_with(literals, seqs, s, out)
+}
+
+#[inline(always)]
+fn write_payload_with(literals: &[u8], seqs: &[Seq], s: &mut PayloadScratch, out: &mut Vec<u8>) {
     let pieces = sequence_codes(literals, seqs, s);
     let sections = plan_sections(pieces);
     varint::put(out, sections.len() as u64);
@@ -60,8 +87,9 @@ struct Piece {
 
 /// Fills the scratch's code arrays and extra-bit stream for `seqs` (the one place each
 /// sequence's fields are split into codes and extra bits), and cuts the block into pieces of
-/// about [`SECTION_BYTES`] / 4 decoded bytes, each with its statistics, taken while its codes
-/// are in cache. The last piece also carries the block's trailing literals.
+/// about [`SECTION_BYTES`] / 4 decoded bytes, each with its statistics (its codes counted as
+/// they are made). The last piece also carries the block's trailing literals.
+#[inline(always)]
 fn sequence_codes(literals: &[u8], seqs: &[Seq], s: &mut PayloadScratch) -> Vec<Piece> {
     let n = seqs.len();
     // Every entry below `n` is written here before it is read: the arrays only ever grow (a
@@ -79,12 +107,18 @@ fn sequence_codes(literals: &[u8], seqs: &[Seq], s: &mut PayloadScratch) -> Vec<
     let piece = SECTION_BYTES / 4;
     let mut pieces = Vec::new();
     let (mut pos, mut lit, mut next) = (0usize, 0usize, piece);
-    let (mut q0, mut l0) = (0, 0);
+    let mut l0 = 0;
+    // The piece's code histograms, counted as the codes are made (a pass over each piece's
+    // codes afterwards cost 1.7 ns a sequence).
+    let mut counts: CodeCounts = [[0; CODE_COUNTS]; 3];
     for (i, q) in seqs.iter().enumerate() {
         let (l, lb, lx) = LL_CODE.code(q.ll);
         let (m, mb, mx) = ML_CODE.code(q.ml - MIN_MATCH as u32);
         let (o, ob, ox) = offset_code(q.ov);
         (llc[i], mlc[i], ofc[i]) = (l, m, o);
+        for (h, c) in counts.iter_mut().zip([l, m, o]) {
+            h[usize::from(c) % CODE_COUNTS] += 1;
+        }
         let bits = lb + mb + ob;
         if bits <= 56 {
             extra.put(
@@ -100,14 +134,14 @@ fn sequence_codes(literals: &[u8], seqs: &[Seq], s: &mut PayloadScratch) -> Vec<
         pos += (q.ll + q.ml) as usize;
         lit += q.ll as usize;
         if pos >= next {
-            let codes = [&llc[q0..=i], &mlc[q0..=i], &ofc[q0..=i]];
             pieces.push(Piece {
                 seqs: i + 1,
                 literals: lit,
                 extra_bits: extra.bit_len(),
-                stats: Stats::of_codes(&literals[l0..lit], codes),
+                stats: Stats::of_counts(&literals[l0..lit], &counts),
             });
-            (q0, l0) = (i + 1, lit);
+            counts = [[0; CODE_COUNTS]; 3];
+            l0 = lit;
             next = pos + piece;
         }
     }
@@ -119,12 +153,11 @@ fn sequence_codes(literals: &[u8], seqs: &[Seq], s: &mut PayloadScratch) -> Vec<
             last.literals = literals.len();
         }
         _ => {
-            let codes = [&llc[q0..], &mlc[q0..], &ofc[q0..]];
             pieces.push(Piece {
                 seqs: n,
                 literals: literals.len(),
                 extra_bits,
-                stats: Stats::of_codes(&literals[l0..], codes),
+                stats: Stats::of_counts(&literals[l0..], &counts),
             });
         }
     }
@@ -207,6 +240,7 @@ fn best_split(
 
 /// One section: the block's pieces after `start` up to `end` (whose statistics are the
 /// section's); `literals` are the block's, its codes and extra bits in the scratch.
+#[inline(always)]
 fn write_section(
     literals: &[u8],
     start: &Piece,
@@ -233,6 +267,7 @@ fn write_section(
 }
 
 /// Writes `lits`, whose byte histogram is `freq`.
+#[inline(always)]
 fn write_literals(lits: &[u8], freq: &[u32], out: &mut Vec<u8>) {
     varint::put(out, lits.len() as u64);
     if lits.is_empty() {
@@ -265,6 +300,7 @@ fn write_literals(lits: &[u8], freq: &[u32], out: &mut Vec<u8>) {
 }
 
 /// Writes one code stream, whose histogram is `freq`.
+#[inline(always)]
 fn write_codes(
     codes: &[u8],
     freq: &[u32],
@@ -284,4 +320,31 @@ fn write_codes(
     fse::Encoder::new(&counts).encode(codes, scratch, &mut stream);
     varint::put(out, stream.len() as u64);
     out.extend_from_slice(&stream);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn baseline_and_bmi2_builds_write_alike() {
+        // `write_payload` takes the BMI2 build where the CPU has it; `write_payload_with` is
+        // the baseline. Long sequences too, whose extra bits go field by field.
+        let literals: Vec<u8> = include_bytes!("encode.rs").repeat(4);
+        let seqs: Vec<Seq> = (0..20_000u32)
+            .map(|i| Seq {
+                ll: u32::from(i % 7 == 0) * (i % 13),
+                ml: 3 + (i * 7919) % 40 + if i % 5000 == 1 { 1 << 26 } else { 0 },
+                ov: 1 + (i * 104_729) % (1 << (i % 22 + 1)),
+            })
+            .collect();
+        let used: u32 = seqs.iter().map(|q| q.ll).sum();
+        let literals = &literals[..(used as usize + 100).min(literals.len())];
+        assert!(used as usize <= literals.len());
+        let (mut fast, mut base) = (Vec::new(), Vec::new());
+        write_payload(literals, &seqs, &mut PayloadScratch::default(), &mut fast);
+        write_payload_with(literals, &seqs, &mut PayloadScratch::default(), &mut base);
+        assert!(fast.len() > 1000);
+        assert_eq!(fast, base);
+    }
 }

@@ -5,6 +5,16 @@
 use super::{offset_code, Seq, LL_CODE, MIN_MATCH, ML_CODE, OF_ALPHABET};
 use crate::entropy::histogram;
 
+/// Histograms of the literal-length, match-length and offset codes, indexed by code masked to
+/// [`CODE_COUNTS`] entries (every alphabet is smaller), so counting needs no bounds check.
+pub(super) type CodeCounts = [[u32; CODE_COUNTS]; 3];
+pub(super) const CODE_COUNTS: usize = 128;
+const _: () = assert!(
+    LL_CODE.alphabet() <= CODE_COUNTS
+        && ML_CODE.alphabet() <= CODE_COUNTS
+        && OF_ALPHABET <= CODE_COUNTS
+);
+
 /// Histograms of one stretch of a parse: literal bytes and the three code streams.
 #[derive(Clone)]
 pub(super) struct Stats {
@@ -33,14 +43,13 @@ impl Stats {
         st
     }
 
-    /// The statistics of `literals` and of the sequences whose three code streams are `codes`.
-    pub fn of_codes(literals: &[u8], codes: [&[u8]; 3]) -> Self {
+    /// The statistics of `literals` and of the sequences whose codes `counts` counted.
+    pub fn of_counts(literals: &[u8], counts: &CodeCounts) -> Self {
         let mut st = Stats::empty();
         st.add_literals(literals);
-        for (h, c) in [&mut st.ll, &mut st.ml, &mut st.of].into_iter().zip(codes) {
-            for (x, n) in h.iter_mut().zip(histogram(c)) {
-                *x += n;
-            }
+        for (h, c) in [&mut st.ll, &mut st.ml, &mut st.of].into_iter().zip(counts) {
+            let n = h.len();
+            h.copy_from_slice(&c[..n]);
         }
         st
     }

@@ -249,6 +249,7 @@ impl Encoder {
     /// registers), packing each chunk's bits in decode order into one scratch word (at most
     /// 4 × 11 bits, with the count in the top byte); a forward pass then writes one word per
     /// chunk.
+    #[inline(always)]
     pub fn encode(&self, symbols: &[u8], scratch: &mut Vec<u64>, out: &mut Vec<u8>) {
         let n = symbols.len();
         // The last symbol of each lane starts it; symbols before `coded` output bits.
@@ -362,7 +363,7 @@ impl Decoder {
     /// Decodes `out.len()` symbols from `src`, which must be consumed exactly.
     pub fn decode(&self, src: &[u8], out: &mut [u8]) -> Result<(), EntropyError> {
         #[cfg(target_arch = "x86_64")]
-        if std::is_x86_feature_detected!("bmi2") {
+        if crate::cpu::has_bmi2() {
             // SAFETY: the CPU has BMI2, checked on the line above.
             return unsafe { self.decode_bmi2(src, out) };
         }
@@ -396,7 +397,7 @@ impl Decoder {
         out_b: &mut [u8],
     ) -> Result<(), EntropyError> {
         #[cfg(target_arch = "x86_64")]
-        if std::is_x86_feature_detected!("bmi2") {
+        if crate::cpu::has_bmi2() {
             // SAFETY: the CPU has BMI2, checked on the line above.
             return unsafe { self.decode_two_bmi2(a, out_a, b_table, b, out_b) };
         }

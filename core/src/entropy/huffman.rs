@@ -184,6 +184,7 @@ fn segments(n: usize) -> [usize; STREAMS] {
 
 /// Encodes `src` with `lens` as four bit streams: their byte sizes (varints of the first three;
 /// the fourth is the rest of the section) and then the streams, appended to `out`.
+#[inline(always)]
 pub fn encode(src: &[u8], lens: &CodeLengths, out: &mut Vec<u8>) {
     let codes = canonical_codes(&lens.lens);
     let mut streams: Vec<Vec<u8>> = Vec::with_capacity(STREAMS);

@@ -1,0 +1,12 @@
+//! Which optional x86-64 instructions the CPU has: the codec's hot loops have FAST PATH copies
+//! compiled with them (`#[target_feature]`), chosen at run time with these checks.
+
+/// Whether the CPU has BMI2 and LZCNT: shifts, masks and bit counts by amounts known only at
+/// run time (bit-field widths, table logs) each take one instruction (`shlx`, `shrx`, `bzhi`,
+/// `lzcnt`), where baseline x86-64 moves the count through `cl` (three micro-ops on Intel
+/// cores). Every x86-64 CPU since 2013-2015 has both.
+#[cfg(target_arch = "x86_64")]
+#[inline]
+pub(crate) fn has_bmi2() -> bool {
+    std::is_x86_feature_detected!("bmi2") && std::is_x86_feature_detected!("lzcnt")
+}

@@ -10,3 +10,11 @@
 pub(crate) fn has_bmi2() -> bool {
     std::is_x86_feature_detected!("bmi2") && std::is_x86_feature_detected!("lzcnt")
 }
+
+/// Whether the CPU has AVX-512F, BMI2 and LZCNT: sixteen 32-bit lanes with per-lane shifts and
+/// gathers, for the entropy decoder's sequence field reader.
+#[cfg(target_arch = "x86_64")]
+#[inline]
+pub(crate) fn has_avx512() -> bool {
+    std::is_x86_feature_detected!("avx512f") && has_bmi2()
+}

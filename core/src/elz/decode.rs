@@ -1,10 +1,13 @@
 //! Decoding an entropy LZ payload in three passes: literals into a buffer, the three code
-//! streams into arrays, then one pass that reads the extra bits, resolves repeat offsets and
-//! copies ([`crate::copy`]'s wide copies where the output has room, exact copies near its end).
+//! streams into arrays, then the sequence pass: batches of sequences whose fields are read
+//! from their codes and extra bits a run at a time ([`super::fields`]), whose repeat offsets
+//! resolve and whose matches' sources are asked of the cache a batch ahead of the copies
+//! ([`crate::copy`]'s wide copies where the output has room, exact copies near its end).
 
 use std::cell::RefCell;
 
 use super::encode::{CODES_RLE, CODES_TANS, LIT_HUFFMAN, LIT_RAW, LIT_RLE, MIN_HUFFMAN_LITERALS};
+use super::fields::{ExtraBits, Run, EXTRA_PAD, RUN};
 use super::{Reps, LL_CODE, MIN_MATCH, ML_CODE, OF_ALPHABET};
 use crate::copy as wide;
 use crate::entropy::{fse, huffman, EntropyError};
@@ -25,30 +28,6 @@ struct Scratch {
 
 thread_local! {
     static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
-}
-
-/// Length code tables, (base, extra bits) by code, in fixed arrays: a code masked to the
-/// array size indexes them without a bounds check (codes were range-checked at table read).
-struct Tables {
-    ll: [(u32, u32); 128],
-    ml: [(u32, u32); 128],
-}
-
-fn tables() -> &'static Tables {
-    static T: std::sync::OnceLock<Tables> = std::sync::OnceLock::new();
-    T.get_or_init(|| {
-        let mut t = Tables {
-            ll: [(0, 0); 128],
-            ml: [(0, 0); 128],
-        };
-        for (c, e) in LL_CODE.table().into_iter().enumerate() {
-            t.ll[c] = e;
-        }
-        for (c, e) in ML_CODE.table().into_iter().enumerate() {
-            t.ml[c] = e;
-        }
-        t
-    })
 }
 
 fn err(e: EntropyError) -> LzError {
@@ -235,29 +214,12 @@ fn decode_section(
     execute(&pass, reps, out, op)
 }
 
-/// How many of `codes` are [`FAR_CODE`] or above, counted in byte lanes 255 codes at a time
-/// (a `usize` count per code cost the decoder 2-3%).
-fn far_codes(codes: &[u8]) -> usize {
-    codes
-        .chunks(255)
-        .map(|c| usize::from(c.iter().map(|&x| u8::from(x >= FAR_CODE)).sum::<u8>()))
-        .sum()
-}
-
 /// Sequences read (and their matches' sources prefetched) a batch ahead of the copies: 48
 /// gave the copies time enough for sources in other caches or memory (16 and 32 less; 64 no
-/// more).
+/// more). Every section goes in batches: with the fields read sixteen at a time, a single
+/// pass without prefetches was 2-5% slower even where few matches reach past the L2 cache.
 const BATCH: usize = 48;
-const _: () = assert!(BATCH <= CHUNK, "a batch reads its extra bits as one chunk");
-
-/// Offset codes from this one up name offsets of a mebibyte or more, past the L2 cache of
-/// most cores. A section with one sequence in [`FAR_SHARE`] or more this far back is decoded
-/// in batches, prefetching match sources; others in one pass. Such sections' other matches
-/// mostly reach back hundreds of kilobytes, which big blocks have often pushed out of L2 as
-/// well (--max on TPC-H lineitem: one pass 710-740 MB/s, batches 860-880); sections of
-/// small inputs rarely qualify, and batches cost them 1-4%.
-const FAR_CODE: u8 = 20;
-const FAR_SHARE: usize = 100;
+const _: () = assert!(BATCH <= RUN, "a batch reads its fields as one run");
 
 /// The arguments of the sequence pass ([`execute`]).
 struct Pass<'a> {
@@ -275,24 +237,39 @@ struct Pass<'a> {
 /// literal length, match length and offset value; the repeat offsets resolve; its literals and
 /// match are copied. Returns the output position after the section.
 fn execute(p: &Pass<'_>, reps: &mut Reps, out: &mut [u8], op: usize) -> Result<usize, LzError> {
-    let [_, _, ofc] = p.codes;
-    let far = far_codes(ofc) * FAR_SHARE >= ofc.len();
+    #[cfg(test)]
+    if tests::BASELINE.get() {
+        return execute_seqs::<false>(p, reps, out, op);
+    }
     #[cfg(target_arch = "x86_64")]
-    if crate::cpu::has_bmi2() {
-        // SAFETY: the CPU has BMI2, checked on the line above.
-        return unsafe {
-            if far {
-                execute_bmi2::<true>(p, reps, out, op)
-            } else {
-                execute_bmi2::<false>(p, reps, out, op)
-            }
-        };
+    {
+        if crate::cpu::has_avx512() {
+            // SAFETY: the CPU has AVX-512F and BMI2, checked on the line above.
+            return unsafe { execute_avx512(p, reps, out, op) };
+        }
+        if crate::cpu::has_bmi2() {
+            // SAFETY: the CPU has BMI2, checked on the line above.
+            return unsafe { execute_bmi2(p, reps, out, op) };
+        }
     }
-    if far {
-        execute_seqs::<true>(p, reps, out, op)
-    } else {
-        execute_seqs::<false>(p, reps, out, op)
-    }
+    execute_seqs::<false>(p, reps, out, op)
+}
+
+/// FAST PATH: [`execute`] compiled with AVX-512 and BMI2, reading sequence fields sixteen at
+/// a time ([`super::fields`]).
+///
+/// # Safety
+///
+/// The CPU must support AVX-512F and BMI2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,bmi2")]
+unsafe fn execute_avx512(
+    p: &Pass<'_>,
+    reps: &mut Reps,
+    out: &mut [u8],
+    op: usize,
+) -> Result<usize, LzError> {
+    execute_seqs::<true>(p, reps, out, op)
 }
 
 /// FAST PATH: [`execute`] compiled with BMI2: the extra-bit fields are cut with `shrx` and
@@ -303,93 +280,13 @@ fn execute(p: &Pass<'_>, reps: &mut Reps, out: &mut [u8], op: usize) -> Result<u
 /// The CPU must support BMI2.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "bmi2")]
-unsafe fn execute_bmi2<const FAR: bool>(
+unsafe fn execute_bmi2(
     p: &Pass<'_>,
     reps: &mut Reps,
     out: &mut [u8],
     op: usize,
 ) -> Result<usize, LzError> {
-    execute_seqs::<FAR>(p, reps, out, op)
-}
-
-/// Sequences read between checks of the extra-bits position ([`SeqFields::check_bounds`]).
-const CHUNK: usize = 64;
-
-/// Most extra bits one sequence takes: 26 each for its lengths, 27 for its offset value.
-const MAX_SEQ_EXTRA_BITS: usize = 79;
-
-/// Zero bytes after the extra-bits stream: a [`CHUNK`] of sequences that starts inside the
-/// stream cannot load past them, however many bits each takes (a corrupt payload's may run
-/// off the stream's end; they are caught by the next check).
-const EXTRA_PAD: usize = CHUNK * MAX_SEQ_EXTRA_BITS / 8 + 16;
-
-/// Reads each sequence's literal length, match length and offset from its codes, the
-/// extra-bits stream and the repeat offsets.
-struct SeqFields<'a> {
-    t: &'static Tables,
-    /// The extra-bits stream followed by [`EXTRA_PAD`] zero bytes.
-    extra: &'a [u8],
-    /// Bits in the stream (without its padding).
-    extra_bits: usize,
-    /// Bits of `extra` read so far: the only serial chain through the stream.
-    bit: usize,
-    reps: Reps,
-}
-
-impl SeqFields<'_> {
-    /// Checks, before each [`CHUNK`] of sequences, that the reader is still inside the stream:
-    /// what keeps [`SeqFields::load`] inside the padding.
-    #[inline(always)]
-    fn check_bounds(&self) -> Result<(), LzError> {
-        if self.bit > self.extra_bits {
-            return Err(LzError("extra bits stream read past its end"));
-        }
-        Ok(())
-    }
-
-    /// The extra bits from bit `bit` on, with one unaligned load.
-    #[inline(always)]
-    fn load(&self, bit: usize) -> u64 {
-        // SAFETY: the chunk being read started inside the stream (`check_bounds`) and reads at
-        // most `CHUNK * MAX_SEQ_EXTRA_BITS` bits, so `bit / 8 + 8 <= extra.len()`, the stream
-        // being followed by EXTRA_PAD bytes.
-        let w =
-            unsafe { std::ptr::read_unaligned(self.extra.as_ptr().add(bit >> 3).cast::<u64>()) };
-        u64::from_le(w) >> (bit & 7)
-    }
-
-    /// The next sequence's (literal length, match length, offset), from its three codes; the
-    /// offset is 0 where the payload names a zero offset.
-    #[inline(always)]
-    fn next(&mut self, lc: u8, mc: u8, oc: u8) -> (usize, usize, usize) {
-        let (lbase, lbits) = self.t.ll[lc as usize & 127];
-        let (mbase, mbits) = self.t.ml[mc as usize & 127];
-        let ob = u32::from(oc) & 31;
-        // All three fields from one load where they fit in 56 bits (nearly always).
-        let total = lbits + mbits + ob;
-        let (lx, mx, ox) = if total <= 56 {
-            let v = self.load(self.bit);
-            self.bit += total as usize;
-            (
-                v & ((1 << lbits) - 1),
-                (v >> lbits) & ((1 << mbits) - 1),
-                (v >> (lbits + mbits)) & ((1 << ob) - 1),
-            )
-        } else {
-            let lx = self.load(self.bit) & ((1 << lbits) - 1);
-            self.bit += lbits as usize;
-            let mx = self.load(self.bit) & ((1 << mbits) - 1);
-            self.bit += mbits as usize;
-            let ox = self.load(self.bit) & ((1 << ob) - 1);
-            self.bit += ob as usize;
-            (lx, mx, ox)
-        };
-        let ll = (lbase + lx as u32) as usize;
-        let ml = (mbase + mx as u32) as usize + MIN_MATCH;
-        let ov = (1u32 << ob) + ox as u32;
-        let off = self.reps.decode(ov, ll as u32) as usize;
-        (ll, ml, off)
-    }
+    execute_seqs::<false>(p, reps, out, op)
 }
 
 /// Checks a sequence of `ll` literals (`lits_left` remain) and a match of `ml` at `off`,
@@ -496,8 +393,13 @@ unsafe fn copy_batch(
     }
 }
 
+/// The sequence pass, in batches of [`BATCH`] sequences, each in two passes: the first reads
+/// the batch's fields ([`super::fields`]; sixteen at a time with `AVX512`), resolves each
+/// sequence's repeat offset, checks it and asks the cache for its match's source; the second
+/// copies, one batch behind the first. Where matches reach back past the cache, by the time the
+/// copy pass gets to one its source has had a whole batch's time to arrive.
 #[inline(always)]
-fn execute_seqs<const FAR: bool>(
+fn execute_seqs<const AVX512: bool>(
     p: &Pass<'_>,
     reps: &mut Reps,
     out: &mut [u8],
@@ -511,83 +413,54 @@ fn execute_seqs<const FAR: bool>(
         lit_count,
         last,
     } = *p;
-    assert!(
-        extra.len() >= extra_len + EXTRA_PAD,
-        "extra bits stream without its padding"
-    );
-    let mut fields = SeqFields {
-        t: tables(),
-        extra,
-        extra_bits: extra_len * 8,
-        bit: 0,
-        // A local copy: the repeat offsets stay in registers through the loop.
-        reps: *reps,
-    };
+    let mut bits = ExtraBits::new(extra, extra_len);
+    let mut run = Run::new();
+    // A local copy: the repeat offsets stay in registers through the loop.
+    let mut r = *reps;
     let out_len = out.len();
     let mut lp = 0usize;
-    if !FAR {
-        for ((llc, mlc), ofc) in llc
-            .chunks(CHUNK)
-            .zip(mlc.chunks(CHUNK))
-            .zip(ofc.chunks(CHUNK))
-        {
-            fields.check_bounds()?;
-            for ((&lc, &mc), &oc) in llc.iter().zip(mlc).zip(ofc) {
-                let (ll, ml, off) = fields.next(lc, mc, oc);
-                check_seq(ll, ml, off, lit_count - lp, out_len - op, op)?;
-                // SAFETY: checked just above.
-                unsafe { copy_seq(out, literals, op, lp, (ll, ml, off)) };
-                op += ll + ml;
-                lp += ll;
-            }
+    let mut batches = [[(0u32, 0u32, 0u32); BATCH]; 2];
+    // Each batch's sequence count and the output position after it.
+    let mut queued = [(0usize, op); 2];
+    // Where the next sequence read goes.
+    let (mut rop, mut rlp) = (op, lp);
+    let mut k = 0;
+    for ((llc, mlc), ofc) in llc
+        .chunks(BATCH)
+        .zip(mlc.chunks(BATCH))
+        .zip(ofc.chunks(BATCH))
+    {
+        bits.read_run::<AVX512>([llc, mlc, ofc], &mut run)?;
+        let n = llc.len();
+        let fields = run.ll[..n].iter().zip(&run.ml[..n]).zip(&run.ov[..n]);
+        for (((&ll, &ml), &ov), seq) in fields.zip(batches[k].iter_mut()) {
+            let (ll, ml) = (ll as usize, ml as usize);
+            let off = r.decode(ov, ll as u32) as usize;
+            check_seq(ll, ml, off, lit_count - rlp, out_len - rop, rop)?;
+            // Both lines the match's first 64 bytes may read (`copy_long_match` copies them
+            // whatever its length).
+            let src = out.as_ptr().wrapping_add(rop + ll - off);
+            wide::prefetch(src);
+            wide::prefetch(src.wrapping_add(63));
+            // And the output it will be written to: in a big block's buffer that line is in no
+            // cache either, and a store to it waits for it as a load would.
+            wide::prefetch(out.as_ptr().wrapping_add(rop));
+            // Blocks are smaller than 4 GiB, so are the fields.
+            *seq = (ll as u32, ml as u32, off as u32);
+            rop += ll + ml;
+            rlp += ll;
         }
-    } else {
-        // Sequences go in batches, each in two passes: the first reads every sequence's
-        // fields, checks them and asks the cache for its match's source; the second copies,
-        // one batch behind the first. Where many matches reach back past the cache, by the
-        // time the copy pass gets to one its source has had a whole batch's time to arrive.
-        // (Where few do, the extra pass costs more than it saves.)
-        let mut batches = [[(0u32, 0u32, 0u32); BATCH]; 2];
-        // Each batch's sequence count and the output position after it.
-        let mut queued = [(0usize, op); 2];
-        // Where the next sequence read goes.
-        let (mut rop, mut rlp) = (op, lp);
-        let mut k = 0;
-        for ((llc, mlc), ofc) in llc
-            .chunks(BATCH)
-            .zip(mlc.chunks(BATCH))
-            .zip(ofc.chunks(BATCH))
-        {
-            fields.check_bounds()?;
-            let batch = &mut batches[k];
-            for (((&lc, &mc), &oc), seq) in llc.iter().zip(mlc).zip(ofc).zip(batch.iter_mut()) {
-                let (ll, ml, off) = fields.next(lc, mc, oc);
-                check_seq(ll, ml, off, lit_count - rlp, out_len - rop, rop)?;
-                // Both lines the match's first 64 bytes may read (`copy_long_match` copies
-                // them whatever its length).
-                let src = out.as_ptr().wrapping_add(rop + ll - off);
-                wide::prefetch(src);
-                wide::prefetch(src.wrapping_add(63));
-                // And the output it will be written to: in a big block's buffer that line is
-                // in no cache either, and a store to it waits for it as a load would.
-                wide::prefetch(out.as_ptr().wrapping_add(rop));
-                // Blocks are smaller than 4 GiB, so are the fields.
-                *seq = (ll as u32, ml as u32, off as u32);
-                rop += ll + ml;
-                rlp += ll;
-            }
-            queued[k] = (llc.len(), rop);
-            k ^= 1;
-            let (n, end) = std::mem::take(&mut queued[k]);
-            // SAFETY: the batch read before this one, checked where it is copied: its
-            // sequences follow the output and literals copied so far.
-            unsafe { copy_batch(out, literals, (&mut op, &mut lp), &batches[k][..n], end) };
-        }
-        let (n, end) = queued[k ^ 1];
-        // SAFETY: the last batch read, as above.
-        unsafe { copy_batch(out, literals, (&mut op, &mut lp), &batches[k ^ 1][..n], end) };
+        queued[k] = (n, rop);
+        k ^= 1;
+        let (n, end) = std::mem::take(&mut queued[k]);
+        // SAFETY: the batch read before this one, checked where it is copied: its sequences
+        // follow the output and literals copied so far.
+        unsafe { copy_batch(out, literals, (&mut op, &mut lp), &batches[k][..n], end) };
     }
-    let SeqFields { bit, reps: r, .. } = fields;
+    let (n, end) = queued[k ^ 1];
+    // SAFETY: the last batch read, as above.
+    unsafe { copy_batch(out, literals, (&mut op, &mut lp), &batches[k ^ 1][..n], end) };
+    let bit = bits.bit;
     *reps = r;
     if bit > extra_len * 8 {
         return Err(LzError("extra bits stream read past its end"));
@@ -611,4 +484,62 @@ fn execute_seqs<const FAR: bool>(
     }
     out[op..].copy_from_slice(&literals[lp..lit_count]);
     Ok(out_len)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::elz::{compress_into, dfast, optimal, Parser};
+    use std::cell::Cell;
+
+    thread_local! {
+        /// Makes [`execute`] take the baseline build, whatever the CPU has.
+        pub(super) static BASELINE: Cell<bool> = const { Cell::new(false) };
+    }
+
+    fn decode_both(payload: &[u8], len: usize) -> [Result<Vec<u8>, LzError>; 2] {
+        [false, true].map(|baseline| {
+            BASELINE.set(baseline);
+            let mut out = vec![0u8; len];
+            let r = decode(payload, &mut out).map(|()| out);
+            BASELINE.set(false);
+            r
+        })
+    }
+
+    #[test]
+    fn fast_and_baseline_sequence_passes_agree() {
+        // Text, and text with a long run (a length with many extra bits).
+        let text = include_bytes!("decode.rs");
+        let mut runs = text.repeat(3);
+        runs.extend(std::iter::repeat_n(b'x', 300_000));
+        runs.extend_from_slice(text);
+        let parsers = [
+            Parser::Dfast(dfast::Params::MAX),
+            Parser::Optimal(optimal::Params {
+                hash_log: 16,
+                depth: 8,
+                sufficient_len: 64,
+                passes: 1,
+            }),
+        ];
+        for (src, parser) in [
+            (&text[..], &parsers[0]),
+            (&runs, &parsers[0]),
+            (&runs, &parsers[1]),
+        ] {
+            let mut payload = Vec::new();
+            compress_into(src, parser, false, &mut payload);
+            let [fast, base] = decode_both(&payload, src.len());
+            assert!(fast.as_deref() == Ok(src), "fast build");
+            assert!(base.as_deref() == Ok(src), "baseline build");
+            // Corrupt copies fail (or not) alike.
+            for k in (0..payload.len()).step_by(payload.len() / 97 + 1) {
+                let mut bad = payload.clone();
+                bad[k] ^= 0x5A;
+                let [fast, base] = decode_both(&bad, src.len());
+                assert_eq!(fast, base, "payload byte {k} changed");
+            }
+        }
+    }
 }

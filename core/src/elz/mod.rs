@@ -5,12 +5,14 @@
 //!
 //! A parser ([`dfast`] for `--max`, [`optimal`] for `--ultra`) turns a block into
 //! [`Seq`]uences and literals; [`encode`] writes them; [`decode`] reads them back in three
-//! passes: literals into a buffer, the three code streams into arrays, then one pass that adds
-//! the extra bits, resolves repeat offsets and copies.
+//! passes: literals into a buffer, the three code streams into arrays, then the sequence pass,
+//! which reads each sequence's fields from its codes and extra bits ([`fields`]), resolves its
+//! repeat offset and copies.
 
 mod decode;
 pub mod dfast;
 mod encode;
+mod fields;
 pub mod ldm;
 pub mod optimal;
 mod stats;
@@ -209,6 +211,11 @@ const MAX_VALUE_LOG: u32 = 28;
 pub(crate) const OF_ALPHABET: usize = MAX_VALUE_LOG as usize;
 
 impl LengthCode {
+    /// Values below 2^this are their own code.
+    pub(crate) const fn direct_log(self) -> u32 {
+        self.direct_log
+    }
+
     pub(crate) const fn alphabet(self) -> usize {
         (1 << self.direct_log) + 2 * (MAX_VALUE_LOG - self.direct_log) as usize
     }

@@ -52,6 +52,29 @@ pub unsafe fn copy_long_match(dst: *mut u8, off: usize, len: usize) {
     copy_match_head::<LONG_MARGIN>(dst, off, len)
 }
 
+/// [`copy_long_match`] in 64-byte chunks where the offset allows them (64 or more): one
+/// load and one store each where the caller is compiled with AVX-512.
+///
+/// # Safety
+/// As for [`copy_long_match`].
+#[inline(always)]
+pub unsafe fn copy_long_match_64(dst: *mut u8, off: usize, len: usize) {
+    if off < 64 {
+        return copy_match_head::<LONG_MARGIN>(dst, off, len);
+    }
+    // Each chunk's source ends at or before its destination's start (`off` >= 64), so later
+    // chunks read only bytes earlier ones have finished writing.
+    let src = dst.sub(off) as *const u8;
+    let mut k = 0;
+    loop {
+        ptr::copy_nonoverlapping(src.add(k), dst.add(k), 64);
+        k += 64;
+        if k >= len {
+            return;
+        }
+    }
+}
+
 /// The match copy with `HEAD` (a multiple of 16, at least 32) bytes copied unconditionally
 /// where the offset allows whole chunks.
 ///

@@ -333,7 +333,7 @@ unsafe fn copy_seq(
     if ll + ml + wide::LONG_MARGIN <= out.len() - op {
         // SAFETY: the output has `ll + ml + LONG_MARGIN` bytes from `op` (just above); the
         // rest is the caller's.
-        unsafe { copy_seq_wide(out, literals, op, lp, (ll, ml, off)) };
+        unsafe { copy_seq_wide::<false>(out, literals, op, lp, (ll, ml, off)) };
     } else {
         out[op..op + ll].copy_from_slice(&literals[lp..lp + ll]);
         wide::copy_match_exact(out, op + ll, off, ml);
@@ -347,7 +347,7 @@ unsafe fn copy_seq(
 ///
 /// As for [`copy_seq`], and `out` must hold `ll + ml + LONG_MARGIN` bytes from `op`.
 #[inline(always)]
-unsafe fn copy_seq_wide(
+unsafe fn copy_seq_wide<const WIDE64: bool>(
     out: &mut [u8],
     literals: &[u8],
     op: usize,
@@ -358,7 +358,11 @@ unsafe fn copy_seq_wide(
     // has the room (the caller's promise); `1 <= off <= op + ll` (`check_seq`).
     unsafe {
         wide::copy_literals(literals.as_ptr().add(lp), out.as_mut_ptr().add(op), ll);
-        wide::copy_long_match(out.as_mut_ptr().add(op + ll), off, ml);
+        if WIDE64 {
+            wide::copy_long_match_64(out.as_mut_ptr().add(op + ll), off, ml);
+        } else {
+            wide::copy_long_match(out.as_mut_ptr().add(op + ll), off, ml);
+        }
     }
 }
 
@@ -370,7 +374,7 @@ unsafe fn copy_seq_wide(
 /// Every sequence must have passed [`check_seq`] at the position where it is copied, and
 /// `literals` must carry [`wide::MARGIN`] bytes after its last literal.
 #[inline(always)]
-unsafe fn copy_batch(
+unsafe fn copy_batch<const WIDE64: bool>(
     out: &mut [u8],
     literals: &[u8],
     (op, lp): (&mut usize, &mut usize),
@@ -383,7 +387,7 @@ unsafe fn copy_batch(
         if wide {
             // SAFETY: checked (the caller's promise); the batch ends LONG_MARGIN bytes or
             // more before the output's end (just above).
-            unsafe { copy_seq_wide(out, literals, *op, *lp, seq) };
+            unsafe { copy_seq_wide::<WIDE64>(out, literals, *op, *lp, seq) };
         } else {
             // SAFETY: checked (the caller's promise).
             unsafe { copy_seq(out, literals, *op, *lp, seq) };
@@ -455,11 +459,11 @@ fn execute_seqs<const AVX512: bool>(
         let (n, end) = std::mem::take(&mut queued[k]);
         // SAFETY: the batch read before this one, checked where it is copied: its sequences
         // follow the output and literals copied so far.
-        unsafe { copy_batch(out, literals, (&mut op, &mut lp), &batches[k][..n], end) };
+        unsafe { copy_batch::<AVX512>(out, literals, (&mut op, &mut lp), &batches[k][..n], end) };
     }
     let (n, end) = queued[k ^ 1];
     // SAFETY: the last batch read, as above.
-    unsafe { copy_batch(out, literals, (&mut op, &mut lp), &batches[k ^ 1][..n], end) };
+    unsafe { copy_batch::<AVX512>(out, literals, (&mut op, &mut lp), &batches[k ^ 1][..n], end) };
     let bit = bits.bit;
     *reps = r;
     if bit > extra_len * 8 {

@@ -30,7 +30,9 @@ tmp=$(mktemp)
   echo "$(nproc) cores, $(free -g | awk '/Mem:/ {print $2}') GiB. glyd built with the \`bench\` profile (fat LTO)."
   echo
   echo "Every codec runs in the same process on the same bytes (\`glyd -b\`); each output is decoded"
-  echo "and compared with the input before timing. Speeds are medians of $runs timed runs, in MB/s"
+  echo "and compared with the input before timing. In each round of timed runs, a glyd level's"
+  echo "peer (lz4 for --fast and --lz, zstd -3 for --max, zstd -19 for --ultra) runs right after it,"
+  echo "so a pair's samples see the same machine. Speeds are medians of $runs timed runs, in MB/s"
   echo "(10^6 bytes of uncompressed data per second). lz4 (C) is liblz4's block API with no"
   echo "checksum; glyd's decode includes verifying every block's XXH3 checksum. Class totals add"
   echo "up sizes and median times over the files of the class. The published Glyd codec runs"

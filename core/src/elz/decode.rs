@@ -520,12 +520,7 @@ mod tests {
         runs.extend_from_slice(text);
         let parsers = [
             Parser::Dfast(dfast::Params::MAX),
-            Parser::Optimal(optimal::Params {
-                hash_log: 16,
-                depth: 8,
-                sufficient_len: 64,
-                passes: 1,
-            }),
+            Parser::Optimal(optimal::Params::QUICK),
         ];
         for (src, parser) in [
             (&text[..], &parsers[0]),

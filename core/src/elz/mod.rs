@@ -434,12 +434,7 @@ mod tests {
             .collect();
         for parser in [
             Parser::Dfast(dfast::Params::MAX),
-            Parser::Optimal(optimal::Params {
-                hash_log: 16,
-                depth: 8,
-                sufficient_len: 64,
-                passes: 1,
-            }),
+            Parser::Optimal(optimal::Params::QUICK),
         ] {
             let mut out = Vec::new();
             compress_into(&src, &parser, false, &mut out);

@@ -32,6 +32,17 @@ pub struct Params {
     pub passes: u32,
 }
 
+#[cfg(test)]
+impl Params {
+    /// A small, quick setting for tests that need an optimal parse, not a good one.
+    pub(crate) const QUICK: Params = Params {
+        hash_log: 16,
+        depth: 8,
+        sufficient_len: 64,
+        passes: 1,
+    };
+}
+
 /// Positions per segment of the shortest-path search.
 const SEGMENT: usize = 4096;
 /// Longest match the finder reports (longer ones are cut; the parser then continues them).

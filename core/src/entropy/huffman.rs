@@ -284,7 +284,7 @@ pub fn decode_with(
         // SAFETY: the CPU has BMI2 and LZCNT, checked on the line above.
         return unsafe { decode_bmi2(section, lens, table, out, pairs) };
     }
-    decode_sections(section, lens, table, out, pairs)
+    decode_streams(section, lens, table, out, pairs)
 }
 
 /// FAST PATH: [`decode_with`] compiled with BMI2 and LZCNT: shifts by code lengths without
@@ -302,12 +302,12 @@ unsafe fn decode_bmi2(
     out: &mut [u8],
     pairs: bool,
 ) -> Result<(), EntropyError> {
-    decode_sections(section, lens, table, out, pairs)
+    decode_streams(section, lens, table, out, pairs)
 }
 
 /// [`decode_with`], two symbols a lookup where it can with `pairs`.
 #[inline(always)]
-fn decode_sections(
+fn decode_streams(
     section: &[u8],
     lens: &CodeLengths,
     table: &mut DecodeTable,
@@ -561,11 +561,11 @@ mod tests {
             let mut table = DecodeTable::default();
             for pairs in [false, true] {
                 let mut back = vec![0u8; data.len()];
-                decode_sections(&coded, &lens, &mut table, &mut back, pairs).unwrap();
+                decode_streams(&coded, &lens, &mut table, &mut back, pairs).unwrap();
                 assert!(back == data, "pairs {pairs}, {} symbols", data.len());
                 // Cut short or with bytes after it, a stream fails either way.
                 let short = &coded[..coded.len() - 1];
-                let r = decode_sections(short, &lens, &mut table, &mut back, pairs);
+                let r = decode_streams(short, &lens, &mut table, &mut back, pairs);
                 assert!(r.is_err(), "pairs {pairs}: a truncated section decoded");
             }
         }

@@ -8,6 +8,8 @@ use std::cell::RefCell;
 
 use super::encode::{CODES_RLE, CODES_TANS, LIT_HUFFMAN, LIT_RAW, LIT_RLE, MIN_HUFFMAN_LITERALS};
 use super::fields::{ExtraBits, Run, EXTRA_PAD, RUN};
+#[cfg(target_arch = "x86_64")]
+use super::resolve::resolve16;
 use super::{Reps, LL_CODE, MIN_MATCH, ML_CODE, OF_ALPHABET};
 use crate::copy as wide;
 use crate::entropy::{fse, huffman, EntropyError};
@@ -221,6 +223,13 @@ fn decode_section(
 const BATCH: usize = 48;
 const _: () = assert!(BATCH <= RUN, "a batch reads its fields as one run");
 
+/// Where the sequence pass's reading has got to: the output its sequences fill ends at `rop`,
+/// the literals they take at `rlp`.
+pub(super) struct Cursor {
+    pub rop: usize,
+    pub rlp: usize,
+}
+
 /// The arguments of the sequence pass ([`execute`]).
 struct Pass<'a> {
     codes: [&'a [u8]; 3],
@@ -366,8 +375,8 @@ unsafe fn copy_seq_wide<const WIDE64: bool>(
     }
 }
 
-/// Copies a batch of sequences read ahead, from `out[op]` and `literals[lp]` (both advanced
-/// past it); the batch ends at `end` in the output.
+/// Copies a batch of sequences read ahead (lengths from `run`, offsets from `offs`), from
+/// `out[op]` and `literals[lp]` (both advanced past it); the batch ends at `end` in the output.
 ///
 /// # Safety
 ///
@@ -378,11 +387,11 @@ unsafe fn copy_batch<const WIDE64: bool>(
     out: &mut [u8],
     literals: &[u8],
     (op, lp): (&mut usize, &mut usize),
-    batch: &[(u32, u32, u32)],
+    (run, offs): (&Run, &[u32]),
     end: usize,
 ) {
     let wide = end + wide::LONG_MARGIN <= out.len();
-    for &(ll, ml, off) in batch {
+    for ((&ll, &ml), &off) in run.ll.iter().zip(&run.ml).zip(offs) {
         let seq = (ll as usize, ml as usize, off as usize);
         if wide {
             // SAFETY: checked (the caller's promise); the batch ends LONG_MARGIN bytes or
@@ -398,10 +407,11 @@ unsafe fn copy_batch<const WIDE64: bool>(
 }
 
 /// The sequence pass, in batches of [`BATCH`] sequences, each in two passes: the first reads
-/// the batch's fields ([`super::fields`]; sixteen at a time with `AVX512`), resolves each
-/// sequence's repeat offset, checks it and asks the cache for its match's source; the second
-/// copies, one batch behind the first. Where matches reach back past the cache, by the time the
-/// copy pass gets to one its source has had a whole batch's time to arrive.
+/// the batch's fields ([`super::fields`]), resolves each sequence's repeat offset, checks it
+/// and asks the cache for its match's source (with `AVX512`, sixteen sequences at a time:
+/// [`super::resolve`]); the second copies, one batch behind the first. Where matches reach
+/// back past the cache, by the time the copy pass gets to one its source has had a whole
+/// batch's time to arrive.
 #[inline(always)]
 fn execute_seqs<const AVX512: bool>(
     p: &Pass<'_>,
@@ -418,28 +428,48 @@ fn execute_seqs<const AVX512: bool>(
         last,
     } = *p;
     let mut bits = ExtraBits::new(extra, extra_len);
-    let mut run = Run::new();
+    // Two batches in flight: one read, one being copied.
+    let mut runs = [Run::new(), Run::new()];
+    let mut offs = [[0u32; BATCH]; 2];
     // A local copy: the repeat offsets stay in registers through the loop.
     let mut r = *reps;
     let out_len = out.len();
     let mut lp = 0usize;
-    let mut batches = [[(0u32, 0u32, 0u32); BATCH]; 2];
     // Each batch's sequence count and the output position after it.
     let mut queued = [(0usize, op); 2];
     // Where the next sequence read goes.
-    let (mut rop, mut rlp) = (op, lp);
+    let mut cur = Cursor { rop: op, rlp: lp };
     let mut k = 0;
     for ((llc, mlc), ofc) in llc
         .chunks(BATCH)
         .zip(mlc.chunks(BATCH))
         .zip(ofc.chunks(BATCH))
     {
-        bits.read_run::<AVX512>([llc, mlc, ofc], &mut run)?;
+        let (run, offs_k) = (&mut runs[k], &mut offs[k]);
+        bits.read_run::<AVX512>([llc, mlc, ofc], run)?;
         let n = llc.len();
-        let fields = run.ll[..n].iter().zip(&run.ml[..n]).zip(&run.ov[..n]);
-        for (((&ll, &ml), &ov), seq) in fields.zip(batches[k].iter_mut()) {
-            let (ll, ml) = (ll as usize, ml as usize);
-            let off = r.decode(ov, ll as u32) as usize;
+        // With AVX-512, sixteen at a time while every group passes its checks ([`resolve16`]);
+        // the scalar loop takes the rest, and fails where a sequence fails.
+        #[cfg_attr(not(target_arch = "x86_64"), allow(unused_mut))]
+        let mut i = 0;
+        #[cfg(target_arch = "x86_64")]
+        if AVX512 {
+            while i + 16 <= n {
+                // SAFETY: `AVX512` is set only in builds compiled with AVX-512 and run where
+                // the CPU has it; the run holds `n` sequences; the cursor is inside the output
+                // and the literals (every sequence before it passed the checks).
+                let group = (lit_count, &*out);
+                if !unsafe { resolve16(run, i, &mut r, &mut cur, group, &mut offs_k[i..i + 16]) } {
+                    break;
+                }
+                i += 16;
+            }
+        }
+        #[allow(clippy::needless_range_loop)]
+        for i in i..n {
+            let (ll, ml) = (run.ll[i] as usize, run.ml[i] as usize);
+            let off = r.decode(run.ov[i], ll as u32) as usize;
+            let Cursor { rop, rlp } = cur;
             check_seq(ll, ml, off, lit_count - rlp, out_len - rop, rop)?;
             // Both lines the match's first 64 bytes may read (`copy_long_match` copies them
             // whatever its length).
@@ -449,21 +479,25 @@ fn execute_seqs<const AVX512: bool>(
             // And the output it will be written to: in a big block's buffer that line is in no
             // cache either, and a store to it waits for it as a load would.
             wide::prefetch(out.as_ptr().wrapping_add(rop));
-            // Blocks are smaller than 4 GiB, so are the fields.
-            *seq = (ll as u32, ml as u32, off as u32);
-            rop += ll + ml;
-            rlp += ll;
+            // Blocks are smaller than 4 GiB, so are the offsets.
+            offs_k[i] = off as u32;
+            cur = Cursor {
+                rop: rop + ll + ml,
+                rlp: rlp + ll,
+            };
         }
-        queued[k] = (n, rop);
+        queued[k] = (n, cur.rop);
         k ^= 1;
         let (n, end) = std::mem::take(&mut queued[k]);
+        let batch = (&runs[k], &offs[k][..n]);
         // SAFETY: the batch read before this one, checked where it is copied: its sequences
         // follow the output and literals copied so far.
-        unsafe { copy_batch::<AVX512>(out, literals, (&mut op, &mut lp), &batches[k][..n], end) };
+        unsafe { copy_batch::<AVX512>(out, literals, (&mut op, &mut lp), batch, end) };
     }
     let (n, end) = queued[k ^ 1];
+    let batch = (&runs[k ^ 1], &offs[k ^ 1][..n]);
     // SAFETY: the last batch read, as above.
-    unsafe { copy_batch::<AVX512>(out, literals, (&mut op, &mut lp), &batches[k ^ 1][..n], end) };
+    unsafe { copy_batch::<AVX512>(out, literals, (&mut op, &mut lp), batch, end) };
     let bit = bits.bit;
     *reps = r;
     if bit > extra_len * 8 {
@@ -493,7 +527,7 @@ fn execute_seqs<const AVX512: bool>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::elz::{compress_into, dfast, optimal, Parser};
+    use crate::elz::{compress_into, dfast, optimal, Parser, Seq};
     use std::cell::Cell;
 
     thread_local! {
@@ -538,6 +572,56 @@ mod tests {
                 bad[k] ^= 0x5A;
                 let [fast, base] = decode_both(&bad, src.len());
                 assert_eq!(fast, base, "payload byte {k} changed");
+            }
+        }
+    }
+
+    #[test]
+    fn sequences_of_every_kind_decode_alike_in_both_builds() {
+        // Random sequences over every offset kind (fresh, the three repeats, repeat 0 less
+        // one), some with offsets or lengths the block cannot hold: both builds give the same
+        // bytes or the same error. Groups of sixteen with a bad sequence anywhere in them
+        // are where the fast pass must hand over to the scalar loop.
+        let mut x = 0x2545_F491_4F6C_DD1Du64;
+        let mut next = move |m: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % m
+        };
+        for case in 0..300 {
+            let (mut seqs, mut literals, mut len) = (Vec::new(), Vec::new(), 0u64);
+            for _ in 0..next(200) + 1 {
+                let ll = [0, 0, 1, 2, 5, 20][next(6) as usize] as u32;
+                let ml = 3 + if next(8) == 0 { next(300) } else { next(30) } as u32;
+                literals.extend((0..ll).map(|_| next(256) as u8));
+                let ov = match next(10) {
+                    0 => 1,
+                    1 => 2,
+                    2 => 3,
+                    // A fresh offset within the output so far, and now and then past it.
+                    _ => {
+                        let room = len + u64::from(ll);
+                        let past = case % 3 == 0 && next(100) == 0;
+                        (if past {
+                            room + 1 + next(9)
+                        } else {
+                            1 + next(room.max(1))
+                        }) as u32
+                            + 3
+                    }
+                };
+                seqs.push(Seq { ll, ml, ov });
+                len += u64::from(ll + ml);
+            }
+            let tail = next(40) as usize;
+            literals.extend((0..tail).map(|_| next(256) as u8));
+            let mut payload = Vec::new();
+            crate::elz::write_payload(&literals, &seqs, &mut Default::default(), &mut payload);
+            let size = len as usize + tail;
+            for size in [size, size - size / 3] {
+                let [fast, base] = decode_both(&payload, size);
+                assert_eq!(fast, base, "case {case}, block of {size}");
             }
         }
     }

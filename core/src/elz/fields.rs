@@ -180,7 +180,7 @@ impl<'a> ExtraBits<'a> {
 
 /// FAST PATH: sixteen sequences' fields at a time in AVX-512 lanes.
 #[cfg(target_arch = "x86_64")]
-mod avx512 {
+pub(super) mod avx512 {
     use super::super::{LL_CODE, MIN_MATCH, ML_CODE};
     use std::arch::x86_64::*;
 
@@ -211,14 +211,8 @@ mod avx512 {
         if _mm512_cmpgt_epu32_mask(total, _mm512_set1_epi32(56)) != 0 {
             return None;
         }
-        // Each sequence's first bit: an exclusive prefix sum of the counts across the lanes
-        // (lane i plus lane i - k, for k = 1, 2, 4, 8).
-        let zero = _mm512_setzero_si512();
-        let mut end = total;
-        end = _mm512_add_epi32(end, _mm512_alignr_epi32::<15>(end, zero));
-        end = _mm512_add_epi32(end, _mm512_alignr_epi32::<14>(end, zero));
-        end = _mm512_add_epi32(end, _mm512_alignr_epi32::<12>(end, zero));
-        end = _mm512_add_epi32(end, _mm512_alignr_epi32::<8>(end, zero));
+        // Each sequence's first bit: an exclusive prefix sum of the counts across the lanes.
+        let end = prefix_sum(total);
         let start = _mm512_sub_epi32(end, total);
         let used = _mm_extract_epi32::<3>(_mm512_extracti32x4_epi32::<3>(end)) as u32;
         // Eight lanes of 64 bits at a time from here: the extra bits by gathers of 8 bytes.
@@ -230,7 +224,7 @@ mod avx512 {
         };
         let (lbits, mbits, obits) = (halves(lbits), halves(mbits), halves(oc));
         let (lbase, mbase, obase) = (halves(lbase), halves(mbase), halves(obase));
-        let [out_ll, out_ml, out_ov] = outs;
+        let mut fields = [[_mm256_setzero_si256(); 2]; 3];
         for (h, start) in halves(start).into_iter().enumerate() {
             let pos = _mm512_add_epi64(wide(start), _mm512_set1_epi64(bit as i64));
             let bytes = _mm512_srli_epi64::<3>(pos);
@@ -242,16 +236,30 @@ mod avx512 {
             let mx = _mm512_and_si512(w, mask(mb));
             let ox = _mm512_and_si512(_mm512_srlv_epi64(w, mb), mask(ob));
             let min_match = _mm256_set1_epi32(MIN_MATCH as i32);
-            let ll = _mm256_add_epi32(_mm512_cvtepi64_epi32(lx), lbase[h]);
             let ml = _mm256_add_epi32(_mm512_cvtepi64_epi32(mx), mbase[h]);
-            let ml = _mm256_add_epi32(ml, min_match);
-            let ov = _mm256_add_epi32(_mm512_cvtepi64_epi32(ox), obase[h]);
-            let at = 8 * h;
-            _mm256_storeu_si256(out_ll[at..at + 8].as_mut_ptr().cast(), ll);
-            _mm256_storeu_si256(out_ml[at..at + 8].as_mut_ptr().cast(), ml);
-            _mm256_storeu_si256(out_ov[at..at + 8].as_mut_ptr().cast(), ov);
+            fields[0][h] = _mm256_add_epi32(_mm512_cvtepi64_epi32(lx), lbase[h]);
+            fields[1][h] = _mm256_add_epi32(ml, min_match);
+            fields[2][h] = _mm256_add_epi32(_mm512_cvtepi64_epi32(ox), obase[h]);
+        }
+        // Stored whole: the sequence pass loads them sixteen lanes at a time, and a load that
+        // spans two stores waits for both to reach the cache.
+        for (out, [lo, hi]) in outs.into_iter().zip(fields) {
+            let v = _mm512_inserti64x4::<1>(_mm512_castsi256_si512(lo), hi);
+            _mm512_storeu_si512(out.as_mut_ptr().cast(), v);
         }
         Some(bit + used as usize)
+    }
+
+    /// Inclusive prefix sums across the lanes: lane i gets the sum of lanes 0..=i (lane i plus
+    /// lane i - k, for k = 1, 2, 4, 8).
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    pub(in crate::elz) fn prefix_sum(v: __m512i) -> __m512i {
+        let zero = _mm512_setzero_si512();
+        let v = _mm512_add_epi32(v, _mm512_alignr_epi32::<15>(v, zero));
+        let v = _mm512_add_epi32(v, _mm512_alignr_epi32::<14>(v, zero));
+        let v = _mm512_add_epi32(v, _mm512_alignr_epi32::<12>(v, zero));
+        _mm512_add_epi32(v, _mm512_alignr_epi32::<8>(v, zero))
     }
 
     /// (base, extra bit count) of sixteen length codes of a scheme with `direct_log`

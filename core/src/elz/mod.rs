@@ -15,6 +15,8 @@ mod encode;
 mod fields;
 pub mod ldm;
 pub mod optimal;
+#[cfg(target_arch = "x86_64")]
+mod resolve;
 mod stats;
 
 pub use decode::{decode, decode_reporting};

@@ -294,12 +294,30 @@ impl Encoder {
     }
 }
 
-/// One decode table entry.
+/// One decode table entry, packed in one word that a transition loads once: bits 0..8 are
+/// the bits the transition reads, 8..16 the symbol, 16..32 the next state's base.
 #[derive(Copy, Clone, Default)]
-struct Entry {
-    base: u16,
-    sym: u8,
-    bits: u8,
+struct Entry(u32);
+
+impl Entry {
+    fn new(base: u32, sym: u8, bits: u32) -> Self {
+        Entry(base << 16 | u32::from(sym) << 8 | bits)
+    }
+
+    #[inline(always)]
+    fn bits(self) -> u32 {
+        self.0 & 0xFF
+    }
+
+    #[inline(always)]
+    fn sym(self) -> u8 {
+        (self.0 >> 8) as u8
+    }
+
+    #[inline(always)]
+    fn base(self) -> usize {
+        (self.0 >> 16) as usize
+    }
 }
 
 /// Decoder tables; [`Decoder::rebuild`] reuses their memory for the next table.
@@ -341,11 +359,7 @@ impl Decoder {
             let x = next[s as usize];
             next[s as usize] += 1;
             let bits = c.log - (31 - x.leading_zeros());
-            *entry = Entry {
-                base: ((x << bits) - size) as u16,
-                sym: s,
-                bits: bits as u8,
-            };
+            *entry = Entry::new((x << bits) - size, s, bits);
         }
         self.log = c.log;
     }
@@ -509,11 +523,11 @@ const ROUND_BITS: usize = LANES * MAX_LOG as usize;
 #[inline(always)]
 fn transition(t: &[Entry; 1 << MAX_LOG], s: &mut usize, acc: &mut u64, bit: &mut usize) -> u8 {
     let e = t[*s & STATE_MASK];
-    let n = u32::from(e.bits);
-    *s = usize::from(e.base) + (*acc & ((1u64 << n) - 1)) as usize;
+    let n = e.bits();
+    *s = e.base() + (*acc & ((1u64 << n) - 1)) as usize;
     *acc >>= n;
     *bit += n as usize;
-    e.sym
+    e.sym()
 }
 
 /// FAST PATH: the stream from bit `bit` on, at least 57 bits of it, with one unaligned load.
@@ -581,11 +595,11 @@ impl<'a> Lanes<'a> {
         for (i, x) in out.iter_mut().enumerate().skip(done) {
             let s = &mut self.state[i % LANES];
             let e = t[*s & STATE_MASK];
-            *x = e.sym;
+            *x = e.sym();
             if i < body {
                 r.refill();
-                *s = usize::from(e.base) + r.get(u32::from(e.bits)) as usize;
-            } else if *s != d.first_state(e.sym) {
+                *s = e.base() + r.get(e.bits()) as usize;
+            } else if *s != d.first_state(e.sym()) {
                 // Each lane ends where the encoder started it: a canonical state, which
                 // catches corrupt bits that would otherwise decode to the same symbols.
                 return Err(EntropyError(

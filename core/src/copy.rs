@@ -52,15 +52,17 @@ pub unsafe fn copy_long_match(dst: *mut u8, off: usize, len: usize) {
     copy_match_head::<LONG_MARGIN>(dst, off, len)
 }
 
-/// [`copy_long_match`] in 64-byte chunks where the offset allows them (64 or more): one
-/// load and one store each where the caller is compiled with AVX-512.
+/// [`copy_long_match`] in 64-byte chunks, one load and one store each where the offset is
+/// 64 or more; below, the pattern is built in a register ([`short_offset_chunks`]). For
+/// callers compiled with AVX-512 (F, BW, VBMI).
 ///
 /// # Safety
-/// As for [`copy_long_match`].
+/// As for [`copy_long_match`], and the CPU must have AVX-512 F, BW and VBMI.
+#[cfg(target_arch = "x86_64")]
 #[inline(always)]
 pub unsafe fn copy_long_match_64(dst: *mut u8, off: usize, len: usize) {
     if off < 64 {
-        return copy_match_head::<LONG_MARGIN>(dst, off, len);
+        return short_offset_chunks(dst, off, len);
     }
     // Each chunk's source ends at or before its destination's start (`off` >= 64), so later
     // chunks read only bytes earlier ones have finished writing.
@@ -72,6 +74,64 @@ pub unsafe fn copy_long_match_64(dst: *mut u8, off: usize, len: usize) {
         if k >= len {
             return;
         }
+    }
+}
+
+/// Byte permutes that spread a match's first `off` < 64 bytes of source over 64 bytes: row
+/// `off` of `FIRST` picks `i mod off` for byte `i`; row `off` of `NEXT` picks `(64 + i) mod
+/// off`, which turns one 64-byte chunk of the pattern into the next.
+#[cfg(target_arch = "x86_64")]
+#[repr(C, align(64))]
+struct Spreads([[u8; 64]; 64]);
+
+#[cfg(target_arch = "x86_64")]
+const fn spreads(shift: usize) -> Spreads {
+    let mut rows = [[0u8; 64]; 64];
+    let mut off = 1;
+    while off < 64 {
+        let mut i = 0;
+        while i < 64 {
+            rows[off][i] = ((shift + i) % off) as u8;
+            i += 1;
+        }
+        off += 1;
+    }
+    Spreads(rows)
+}
+
+#[cfg(target_arch = "x86_64")]
+static FIRST: Spreads = spreads(0);
+#[cfg(target_arch = "x86_64")]
+static NEXT: Spreads = spreads(64);
+
+/// FAST PATH: a match at an offset below 64, whose source overlaps what it writes: the
+/// pattern is built from one 64-byte load by a byte permute and each further 64 bytes from
+/// the last by another, so no load waits for the match's own stores (16-byte chunks read
+/// what the chunk before just wrote, and each such load stalls until that store lands).
+///
+/// # Safety
+/// As for [`copy_long_match`], with `1 <= off < 64`; the CPU must have AVX-512 F, BW and
+/// VBMI.
+#[cfg(target_arch = "x86_64")]
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
+unsafe fn short_offset_chunks(dst: *mut u8, off: usize, len: usize) {
+    use std::arch::x86_64::*;
+    debug_assert!((1..64).contains(&off));
+    // The source's `off` bytes and whatever follows them (inside the caller's margin: `dst +
+    // 64 - off` is before `dst + LONG_MARGIN`); only the first `off` are used.
+    let src = _mm512_loadu_si512(dst.sub(off).cast());
+    let mut chunk =
+        _mm512_permutexvar_epi8(_mm512_load_si512(FIRST.0[off & 63].as_ptr().cast()), src);
+    let next = _mm512_load_si512(NEXT.0[off & 63].as_ptr().cast());
+    let mut k = 0;
+    loop {
+        _mm512_storeu_si512(dst.add(k).cast(), chunk);
+        k += 64;
+        if k >= len {
+            return;
+        }
+        chunk = _mm512_permutexvar_epi8(next, chunk);
     }
 }
 
@@ -150,5 +210,52 @@ pub fn extend_from_padded(out: &mut Vec<u8>, src: &[u8], at: usize, len: usize) 
     unsafe {
         copy_literals(src.as_ptr().add(at), out.as_mut_ptr().add(n), len);
         out.set_len(n + len);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A buffer with history before byte 200, after a match of `len` there is copied by
+    /// `copy`, cut after the match.
+    fn copied(len: usize, copy: impl Fn(&mut [u8], usize)) -> Vec<u8> {
+        let at = 200;
+        let mut buf: Vec<u8> = (0..at + len + LONG_MARGIN)
+            .map(|i| (i * 37 % 251) as u8)
+            .collect();
+        copy(&mut buf, at);
+        buf.truncate(at + len);
+        buf
+    }
+
+    #[test]
+    fn wide_match_copies_equal_byte_copies_at_every_short_offset() {
+        #[cfg(target_arch = "x86_64")]
+        let avx512 = crate::cpu::has_avx512();
+        #[cfg(not(target_arch = "x86_64"))]
+        let avx512 = false;
+        for off in 1..=140 {
+            for len in (1..=200).chain([255, 256, 257, 300]) {
+                let exact = copied(len, |b, at| copy_match_exact(b, at, off, len));
+                // SAFETY (both): the buffer has 200 bytes before the match and LONG_MARGIN
+                // after it.
+                let wide = copied(len, |b, at| unsafe {
+                    copy_long_match(b.as_mut_ptr().add(at), off, len)
+                });
+                assert_eq!(wide, exact, "16-byte copies: offset {off}, length {len}");
+                #[cfg(target_arch = "x86_64")]
+                if avx512 {
+                    // (And the CPU has AVX-512 F, BW and VBMI.)
+                    let wide = copied(len, |b, at| unsafe {
+                        copy_long_match_64(b.as_mut_ptr().add(at), off, len)
+                    });
+                    assert_eq!(wide, exact, "64-byte copies: offset {off}, length {len}");
+                }
+            }
+        }
+        if !avx512 {
+            eprintln!("no AVX-512 VBMI on this CPU: the 64-byte copies did not run");
+        }
     }
 }

@@ -11,10 +11,14 @@ pub(crate) fn has_bmi2() -> bool {
     std::is_x86_feature_detected!("bmi2") && std::is_x86_feature_detected!("lzcnt")
 }
 
-/// Whether the CPU has AVX-512F, BMI2 and LZCNT: sixteen 32-bit lanes with per-lane shifts and
-/// gathers, for the entropy decoder's sequence field reader.
+/// Whether the CPU has AVX-512 (F, BW and VBMI), BMI2 and LZCNT: sixteen 32-bit lanes with
+/// per-lane shifts, gathers and permutes for the entropy decoder's sequence pass, and byte
+/// permutes for its match copies (Ice Lake, Sapphire Rapids, Zen 4 and later).
 #[cfg(target_arch = "x86_64")]
 #[inline]
 pub(crate) fn has_avx512() -> bool {
-    std::is_x86_feature_detected!("avx512f") && has_bmi2()
+    std::is_x86_feature_detected!("avx512f")
+        && std::is_x86_feature_detected!("avx512bw")
+        && std::is_x86_feature_detected!("avx512vbmi")
+        && has_bmi2()
 }

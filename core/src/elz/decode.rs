@@ -271,7 +271,7 @@ fn execute(p: &Pass<'_>, reps: &mut Reps, out: &mut [u8], op: usize) -> Result<u
 ///
 /// The CPU must support AVX-512F and BMI2.
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,bmi2")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vbmi,bmi2")]
 unsafe fn execute_avx512(
     p: &Pass<'_>,
     reps: &mut Reps,
@@ -367,11 +367,12 @@ unsafe fn copy_seq_wide<const WIDE64: bool>(
     // has the room (the caller's promise); `1 <= off <= op + ll` (`check_seq`).
     unsafe {
         wide::copy_literals(literals.as_ptr().add(lp), out.as_mut_ptr().add(op), ll);
+        #[cfg(target_arch = "x86_64")]
         if WIDE64 {
-            wide::copy_long_match_64(out.as_mut_ptr().add(op + ll), off, ml);
-        } else {
-            wide::copy_long_match(out.as_mut_ptr().add(op + ll), off, ml);
+            // (`WIDE64` only in the AVX-512 build, on a CPU with it.)
+            return wide::copy_long_match_64(out.as_mut_ptr().add(op + ll), off, ml);
         }
+        wide::copy_long_match(out.as_mut_ptr().add(op + ll), off, ml);
     }
 }
 

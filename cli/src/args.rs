@@ -11,7 +11,7 @@ const AFTER_HELP: &str = "\
 Levels:
   --fast, -1         LZ4-class compress speed (greedy LZ, no entropy stage)
   --lz, -2           better ratio than LZ4 and decode at least as fast
-  --max, -3..-9      the default: zstd -3 class ratio (Huffman literals, tANS sequence codes)
+  --max, -3..-9      the default: zstd -3 class ratio (Huffman literals, tANS length codes)
   --ultra, -10..-19  zstd -19 class ratio: optimal parse (slow to write, fast to read)
 
 Record mode (-r):

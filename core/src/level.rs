@@ -12,7 +12,7 @@ pub enum Level {
     Fast,
     /// Best ratio that still decodes at least as fast as LZ4: hash chains with a lazy step.
     Lz,
-    /// The zstd -3 slot: double-fast parse, Huffman literals, tANS sequence codes.
+    /// The zstd -3 slot: double-fast parse, Huffman literals and offset codes, tANS length codes.
     Max,
     /// The zstd -19 slot: binary-tree match finder and an optimal parse priced in bits.
     Ultra,

@@ -6,7 +6,9 @@
 
 use std::cell::RefCell;
 
-use super::encode::{CODES_RLE, CODES_TANS, LIT_HUFFMAN, LIT_RAW, LIT_RLE, MIN_HUFFMAN_LITERALS};
+use super::encode::{
+    CODES_HUFFMAN, CODES_RLE, CODES_TANS, LIT_HUFFMAN, LIT_RAW, LIT_RLE, MIN_HUFFMAN_SYMBOLS,
+};
 use super::fields::{ExtraBits, Run, EXTRA_PAD, RUN};
 #[cfg(target_arch = "x86_64")]
 use super::resolve::resolve16;
@@ -134,7 +136,7 @@ fn decode_section(
         LIT_HUFFMAN => {
             // A Huffman table costs a 2^11-entry fill: only worth it, and only allowed, for
             // enough literals.
-            if lit_count < MIN_HUFFMAN_LITERALS {
+            if lit_count < MIN_HUFFMAN_SYMBOLS {
                 return Err(LzError("Huffman-coded literal section below 64 literals"));
             }
             let lens = huffman::read_table(f.src, &mut f.pos).map_err(err)?;
@@ -157,8 +159,9 @@ fn decode_section(
         s.extra.resize(EXTRA_PAD, 0);
     }
     if count > 0 {
-        // The three code streams: the tANS ones are read first and decoded after, two of them
-        // in one loop (independent chains side by side).
+        // The three code streams: a Huffman-coded one is decoded as it is read; the tANS ones
+        // are read first and decoded after, two of them in one loop (independent chains side
+        // by side).
         let mut coded: [Option<&[u8]>; 3] = [None; 3];
         for (k, codes) in s.codes.iter_mut().enumerate() {
             codes.clear();
@@ -174,6 +177,19 @@ fn decode_section(
                     let size = f.varint("code stream size is not a valid varint")?;
                     coded[k] = Some(f.bytes(size, "code stream is truncated")?);
                     s.tans[k].rebuild(&counts);
+                }
+                CODES_HUFFMAN => {
+                    // As for literals: the table fill is paid for by enough symbols.
+                    if count < MIN_HUFFMAN_SYMBOLS {
+                        return Err(LzError("Huffman-coded code stream below 64 codes"));
+                    }
+                    let lens = huffman::read_table(f.src, &mut f.pos).map_err(err)?;
+                    if lens.lens[alphabets[k]..].iter().any(|&l| l > 0) {
+                        return Err(LzError("Huffman code outside its alphabet"));
+                    }
+                    let size = f.varint("Huffman code stream size is not a valid varint")?;
+                    let stream = f.bytes(size, "Huffman code stream is truncated")?;
+                    huffman::decode_with(stream, &lens, &mut s.huffman, codes).map_err(err)?;
                 }
                 CODES_RLE => {
                     let c = f.byte("RLE code is missing")?;
@@ -575,6 +591,44 @@ mod tests {
                 assert_eq!(fast, base, "payload byte {k} changed");
             }
         }
+    }
+
+    #[test]
+    fn huffman_code_streams_keep_to_their_alphabet_and_size() {
+        // One section of `count` sequences of no literals and 3-byte matches (RLE length codes),
+        // its offset codes Huffman-coded with a table naming `symbol`.
+        let payload = |count: usize, symbol: usize| {
+            let mut freq = [0u32; 256];
+            (freq[0], freq[symbol]) = (1, 1);
+            let lens = huffman::build_lengths(&freq);
+            let mut p = vec![1, 0, LIT_RAW];
+            varint::put(&mut p, count as u64);
+            p.extend([CODES_RLE, 0, CODES_RLE, 0, CODES_HUFFMAN]);
+            huffman::write_table(&lens, &mut p);
+            let mut stream = Vec::new();
+            huffman::encode(&vec![0; count], &lens, &mut stream);
+            varint::put(&mut p, stream.len() as u64);
+            p.extend(stream);
+            p.push(0);
+            p
+        };
+        let decode_len = |p: &[u8], len: usize| decode(p, &mut vec![0u8; len]);
+        // Within the alphabet the stream decodes, and the sequences run: offset value 1
+        // (code 0) after no literals names repeat offset 1, 4 bytes back from byte 0.
+        assert_eq!(
+            decode_len(&payload(64, 5), 64 * 3),
+            Err(LzError(
+                "match offset is zero or reaches before the start of the block"
+            ))
+        );
+        assert_eq!(
+            decode_len(&payload(64, OF_ALPHABET), 64 * 3),
+            Err(LzError("Huffman code outside its alphabet"))
+        );
+        assert_eq!(
+            decode_len(&payload(63, 5), 63 * 3),
+            Err(LzError("Huffman-coded code stream below 64 codes"))
+        );
     }
 
     #[test]

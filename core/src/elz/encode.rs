@@ -14,8 +14,10 @@ pub(super) const LIT_HUFFMAN: u8 = 2;
 /// Code stream modes.
 pub(super) const CODES_TANS: u8 = 0;
 pub(super) const CODES_RLE: u8 = 1;
-/// Fewest literals a Huffman-coded literal section may hold.
-pub(super) const MIN_HUFFMAN_LITERALS: usize = 64;
+pub(super) const CODES_HUFFMAN: u8 = 2;
+/// Fewest symbols a Huffman-coded literal section or code stream may hold (its decode table is
+/// a 2^11-entry fill).
+pub(super) const MIN_HUFFMAN_SYMBOLS: usize = 64;
 
 /// Largest tANS table log for the literal-length, match-length and offset codes.
 const LL_LOG: u32 = 10;
@@ -259,7 +261,14 @@ fn write_section(
     let logs = [LL_LOG, ML_LOG, OF_LOG];
     for k in 0..3 {
         let codes = &s.codes[k][range.clone()];
-        write_codes(codes, freqs[k], logs[k], &mut s.fse_bits, out);
+        write_codes(
+            codes,
+            freqs[k],
+            logs[k],
+            k == OF_STREAM,
+            &mut s.fse_bits,
+            out,
+        );
     }
     let (a, b) = (start.extra_bits, end.extra_bits);
     varint::put(out, (b - a).div_ceil(8) as u64);
@@ -282,7 +291,7 @@ fn write_literals(lits: &[u8], freq: &[u32], out: &mut Vec<u8>) {
         return;
     }
     // Huffman only where it saves more than its table costs (and a little decode time).
-    if lits.len() >= MIN_HUFFMAN_LITERALS {
+    if lits.len() >= MIN_HUFFMAN_SYMBOLS {
         let lens = huffman::build_lengths(freq);
         let estimate = huffman::coded_size(freq, &lens) + 130;
         if estimate < lits.len() - lits.len() / 32 {
@@ -299,18 +308,41 @@ fn write_literals(lits: &[u8], freq: &[u32], out: &mut Vec<u8>) {
     out.extend_from_slice(lits);
 }
 
-/// Writes one code stream, whose histogram is `freq`.
+/// The offset codes' stream (after the literal-length and match-length codes').
+const OF_STREAM: usize = 2;
+
+/// Writes one code stream, whose histogram is `freq`: Huffman-coded where `by_huffman` is set
+/// and there are enough codes, tANS-coded otherwise (or RLE).
+///
+/// Offset codes go by Huffman: they are spread thin over their alphabet, so whole-bit code
+/// lengths cost little (1% of their bits, 0.1% of a payload, on the Linux source tar and TPC-H
+/// lineitem), and the four independent Huffman streams decode at about half the time a symbol
+/// of a lone tANS stream, whose four lanes share one bit reader. The length codes' skewed
+/// statistics keep tANS, and decode two streams side by side.
 #[inline(always)]
 fn write_codes(
     codes: &[u8],
     freq: &[u32],
     max_log: u32,
+    by_huffman: bool,
     scratch: &mut Vec<u64>,
     out: &mut Vec<u8>,
 ) {
     if freq.iter().filter(|&&f| f > 0).count() == 1 {
         out.push(CODES_RLE);
         out.push(codes[0]);
+        return;
+    }
+    if by_huffman && codes.len() >= MIN_HUFFMAN_SYMBOLS {
+        let mut bytes = [0u32; 256];
+        bytes[..freq.len()].copy_from_slice(freq);
+        let lens = huffman::build_lengths(&bytes);
+        out.push(CODES_HUFFMAN);
+        huffman::write_table(&lens, out);
+        let mut stream = Vec::new();
+        huffman::encode(codes, &lens, &mut stream);
+        varint::put(out, stream.len() as u64);
+        out.extend_from_slice(&stream);
         return;
     }
     out.push(CODES_TANS);

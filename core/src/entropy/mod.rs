@@ -1,5 +1,6 @@
-//! Entropy coders: canonical Huffman for byte streams (literals) and tANS for small-alphabet
-//! symbol streams (sequence codes), over one forward bit-stream layout. `docs/FORMAT.md` §5.
+//! Entropy coders: canonical Huffman for byte streams (literals, offset codes) and tANS for
+//! small-alphabet symbol streams (length codes), over one forward bit-stream layout.
+//! `docs/FORMAT.md` §5.
 
 pub mod bits;
 pub mod fse;

@@ -11,6 +11,12 @@ pub fn put(out: &mut Vec<u8>, mut v: u64) {
     out.push(v as u8);
 }
 
+/// How many bytes [`put`] writes for `v`.
+#[inline]
+pub fn len(v: u64) -> usize {
+    (64 - (v | 1).leading_zeros() as usize).div_ceil(7)
+}
+
 /// Reads a varint at `*pos`, advancing it. `None` if the input ends first or the value does not
 /// fit in 64 bits (more than 10 bytes, or overflowing bits in the tenth).
 #[inline]
@@ -70,6 +76,7 @@ mod tests {
             let mut p = 0;
             assert_eq!(get(&b, &mut p), Some(v));
             assert_eq!(p, b.len());
+            assert_eq!(len(v), b.len(), "{v}");
             // The same varint followed by more bytes (the fast path).
             b.extend_from_slice(&[0x81, 0x01, 0, 0, 0, 0, 0, 0, 0, 0]);
             let mut p = 0;

@@ -174,12 +174,8 @@ fn put_byte_plane(plane: &[u8], out: &mut Vec<u8>) {
     if present >= 2 {
         let lens = huffman::build_lengths(&hist);
         if huffman::coded_size(&hist, &lens) + 140 < plane.len() {
-            let mut section = Vec::with_capacity(plane.len());
-            huffman::encode(plane, &lens, &mut section);
             let mut coded = vec![1];
-            huffman::write_table(&lens, &mut coded);
-            varint::put(&mut coded, section.len() as u64);
-            coded.extend_from_slice(&section);
+            huffman::write_section(plane, &lens, &mut coded);
             if coded.len() < plane.len() + 1 {
                 out.extend_from_slice(&coded);
                 return;

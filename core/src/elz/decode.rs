@@ -604,11 +604,7 @@ mod tests {
             let mut p = vec![1, 0, LIT_RAW];
             varint::put(&mut p, count as u64);
             p.extend([CODES_RLE, 0, CODES_RLE, 0, CODES_HUFFMAN]);
-            huffman::write_table(&lens, &mut p);
-            let mut stream = Vec::new();
-            huffman::encode(&vec![0; count], &lens, &mut stream);
-            varint::put(&mut p, stream.len() as u64);
-            p.extend(stream);
+            huffman::write_section(&vec![0; count], &lens, &mut p);
             p.push(0);
             p
         };

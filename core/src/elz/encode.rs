@@ -296,11 +296,7 @@ fn write_literals(lits: &[u8], freq: &[u32], out: &mut Vec<u8>) {
         let estimate = huffman::coded_size(freq, &lens) + 130;
         if estimate < lits.len() - lits.len() / 32 {
             out.push(LIT_HUFFMAN);
-            huffman::write_table(&lens, out);
-            let mut section = Vec::with_capacity(estimate);
-            huffman::encode(lits, &lens, &mut section);
-            varint::put(out, section.len() as u64);
-            out.extend_from_slice(&section);
+            huffman::write_section(lits, &lens, out);
             return;
         }
     }
@@ -338,11 +334,7 @@ fn write_codes(
         bytes[..freq.len()].copy_from_slice(freq);
         let lens = huffman::build_lengths(&bytes);
         out.push(CODES_HUFFMAN);
-        huffman::write_table(&lens, out);
-        let mut stream = Vec::new();
-        huffman::encode(codes, &lens, &mut stream);
-        varint::put(out, stream.len() as u64);
-        out.extend_from_slice(&stream);
+        huffman::write_section(codes, &lens, out);
         return;
     }
     out.push(CODES_TANS);

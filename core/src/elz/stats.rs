@@ -81,8 +81,8 @@ impl Stats {
     }
 
     /// Estimated coded bits: order-0 entropy of each stream plus its table description (a
-    /// Huffman table spends 4 bits on every symbol up to the last present one; a tANS table
-    /// about 7).
+    /// Huffman table, for literals and offset codes, spends 4 bits on every symbol up to the
+    /// last present one; a tANS table, for the length codes, about 7).
     pub fn cost(&self) -> f64 {
         // Σ c·log2(total / c) = total·log2(total) − Σ c·log2(c), with c·log2(c) from a table.
         fn stream(h: &[u32], table_bits_per_symbol: f64) -> f64 {
@@ -102,7 +102,7 @@ impl Stats {
         stream(&self.lit, 4.0)
             + stream(&self.ll, 7.0)
             + stream(&self.ml, 7.0)
-            + stream(&self.of, 7.0)
+            + stream(&self.of, 4.0)
     }
 }
 

@@ -186,12 +186,32 @@ fn segments(n: usize) -> [usize; STREAMS] {
 
 /// Encodes `src` with `lens` as four bit streams: their byte sizes (varints of the first three;
 /// the fourth is the rest of the section) and then the streams, appended to `out`.
-#[inline(always)]
 pub fn encode(src: &[u8], lens: &CodeLengths, out: &mut Vec<u8>) {
+    put_streams(&code_streams(src, lens), out);
+}
+
+/// Writes a whole Huffman section as the container formats store one: `lens`' table
+/// description, the coded size as a varint, and [`encode`]'s output.
+#[inline(always)]
+pub fn write_section(src: &[u8], lens: &CodeLengths, out: &mut Vec<u8>) {
+    write_table(lens, out);
+    let streams = code_streams(src, lens);
+    let size: usize = streams[..STREAMS - 1]
+        .iter()
+        .map(|s| crate::varint::len(s.len() as u64))
+        .chain(streams.iter().map(Vec::len))
+        .sum();
+    crate::varint::put(out, size as u64);
+    put_streams(&streams, out);
+}
+
+/// `src` cut into four segments, each coded into its own bit stream.
+#[inline(always)]
+fn code_streams(src: &[u8], lens: &CodeLengths) -> [Vec<u8>; STREAMS] {
     let codes = canonical_codes(&lens.lens);
-    let mut streams: Vec<Vec<u8>> = Vec::with_capacity(STREAMS);
+    let mut streams: [Vec<u8>; STREAMS] = Default::default();
     let mut start = 0;
-    for len in segments(src.len()) {
+    for (len, stream) in segments(src.len()).into_iter().zip(&mut streams) {
         let mut w = BitWriter::new();
         w.reserve(len * 3 / 4);
         // Four symbols per put (≤ 44 bits): a quarter of the stores.
@@ -217,13 +237,18 @@ pub fn encode(src: &[u8], lens: &CodeLengths, out: &mut Vec<u8>) {
             let (c, l) = code(s);
             w.put(c, l);
         }
-        streams.push(w.finish());
+        *stream = w.finish();
         start += len;
     }
+    streams
+}
+
+/// The first three streams' sizes, then the four streams.
+fn put_streams(streams: &[Vec<u8>; STREAMS], out: &mut Vec<u8>) {
     for s in &streams[..STREAMS - 1] {
         crate::varint::put(out, s.len() as u64);
     }
-    for s in &streams {
+    for s in streams {
         out.extend_from_slice(s);
     }
 }
@@ -530,6 +555,12 @@ mod tests {
         let mut back = vec![0u8; data.len()];
         decode(&coded, &lens, &mut back).unwrap();
         assert_eq!(back, data);
+        // A whole section: the table, the coded size, the streams.
+        let mut section = Vec::new();
+        write_section(data, &lens, &mut section);
+        crate::varint::put(&mut table, coded.len() as u64);
+        table.extend_from_slice(&coded);
+        assert_eq!(section, table);
     }
 
     #[test]

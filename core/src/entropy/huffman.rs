@@ -505,22 +505,45 @@ const TABLE: usize = 1 << MAX_BITS;
 
 /// The decode table: every index whose low `len` bits are a symbol's reversed code maps to
 /// that symbol. A complete code fills every entry.
+///
+/// Built a length at a time, as libdeflate does: once the first 2^l entries are right for
+/// every code of up to l bits, a copy of them makes the first 2^(l+1) right for those codes
+/// too, and each (l+1)-bit code then goes in its one entry there. That is ~300 stores and ten
+/// block copies in place of 2^11 stores in a loop per symbol, whose varying trip counts cost a
+/// branch miss each (the build was ~2 µs a section, a quarter of the decode time of the
+/// Linux tar's ~10 K-literal sections).
 #[inline(always)]
 fn build_table(lens: &CodeLengths, table: &mut [Entry; TABLE]) {
-    let codes = canonical_codes(&lens.lens);
-    for (s, (&l, &code)) in lens.lens.iter().zip(codes.iter()).enumerate() {
-        let l = l as usize;
-        if l == 0 {
-            continue;
-        }
-        let mut i = code as usize;
-        while i < TABLE {
-            table[i] = Entry {
-                sym: s as u8,
+    // The symbols in canonical order (by length, then symbol), absent ones (length 0) first.
+    let mut count = [0usize; MAX_BITS as usize + 1];
+    for &l in &lens.lens {
+        count[usize::from(l)] += 1;
+    }
+    let mut next = [0usize; MAX_BITS as usize + 1];
+    for l in 1..=MAX_BITS as usize {
+        next[l] = next[l - 1] + count[l - 1];
+    }
+    let mut sorted = [0u8; 256];
+    for (s, &l) in lens.lens.iter().enumerate() {
+        sorted[next[usize::from(l)]] = s as u8;
+        next[usize::from(l)] += 1;
+    }
+    let mut k = count[0];
+    let mut code = 0u32;
+    let mut filled = 1;
+    for l in 1..=MAX_BITS {
+        table.copy_within(..filled, filled);
+        filled *= 2;
+        for &s in &sorted[k..k + count[l as usize]] {
+            let at = (code.reverse_bits() >> (32 - l)) as usize;
+            table[at] = Entry {
+                sym: s,
                 len: l as u8,
             };
-            i += 1 << l;
+            code += 1;
         }
+        k += count[l as usize];
+        code <<= 1;
     }
 }
 
@@ -598,6 +621,35 @@ mod tests {
                 let short = &coded[..coded.len() - 1];
                 let r = decode_streams(short, &lens, &mut table, &mut back, pairs);
                 assert!(r.is_err(), "pairs {pairs}: a truncated section decoded");
+            }
+        }
+    }
+
+    #[test]
+    fn decode_table_maps_every_index_to_the_code_it_starts_with() {
+        // Random complete codes, 2 to 256 symbols, skewed to reach 11-bit codes; each table
+        // is built over the last one's entries, as sections reuse it.
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        let mut table = Box::new([Entry::default(); TABLE]);
+        for round in 0..300 {
+            let mut freq = [0u32; 256];
+            for f in freq.iter_mut().take(2 + round % 255) {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                *f = (1u32 << (x % 20)) + (x >> 40) as u32 % 7;
+            }
+            let lens = build_lengths(&freq);
+            build_table(&lens, &mut table);
+            let codes = canonical_codes(&lens.lens);
+            for (i, e) in table.iter().enumerate() {
+                let (s, l) = (usize::from(e.sym), u32::from(e.len));
+                assert_eq!(u32::from(lens.lens[s]), l, "round {round}, index {i}");
+                assert_eq!(
+                    i % (1 << l),
+                    usize::from(codes[s]),
+                    "round {round}, index {i}"
+                );
             }
         }
     }

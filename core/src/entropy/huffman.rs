@@ -290,10 +290,15 @@ struct Pair {
     count: u8,
 }
 
-/// Symbols from which a section decodes two symbols a lookup where it can: below, building the
-/// pair table (about as long as decoding 2 K symbols) costs more than it saves. Measured on
-/// SQL text and CSV: pairs are 15-25% faster a symbol from 16-32 K symbols on.
-const PAIR_DECODE_MIN: usize = 16 << 10;
+/// Symbols from which a section decodes two symbols a lookup where it can, if its codes average
+/// at most [`PAIR_DECODE_MAX_BITS`]: otherwise building the pair table (about as long as
+/// decoding 5 K symbols) costs more than it saves, and with longer codes too few pairs fit in
+/// a lookup's 11 bits. Measured on the `--max` parse's literals in sections of 8-32 K (ns a
+/// literal, singles / pairs): TPC-H lineitem at 4.0 bits a literal 0.67 / 0.60 from 32 K on,
+/// equal at 16 K; the SQL dump at 4.0 bits equal at 32 K; logs and CSV at 4.2 bits 0.65 / 0.73
+/// at 32 K; the Linux tar at 5.8 bits 0.64 / 0.81 at 32 K.
+const PAIR_DECODE_MIN: usize = 32 << 10;
+const PAIR_DECODE_MAX_BITS: usize = 4;
 
 /// [`decode`], building the lookup table in `table`.
 pub fn decode_with(
@@ -303,7 +308,8 @@ pub fn decode_with(
     out: &mut [u8],
 ) -> Result<(), EntropyError> {
     #[cfg(target_arch = "x86_64")]
-    let pairs = out.len() >= PAIR_DECODE_MIN;
+    let pairs =
+        out.len() >= PAIR_DECODE_MIN && section.len() * 8 <= PAIR_DECODE_MAX_BITS * out.len();
     #[cfg(target_arch = "x86_64")]
     if crate::cpu::has_bmi2() {
         // SAFETY: the CPU has BMI2 and LZCNT, checked on the line above.

@@ -17,9 +17,10 @@ pub(super) const RUN: usize = 64;
 /// Most extra bits one sequence takes: 26 each for its lengths, 27 for its offset value.
 const MAX_SEQ_EXTRA_BITS: usize = 79;
 
-/// Zero bytes the extra-bits stream must carry after its end: a run that starts inside the
-/// stream cannot load past them, however many bits each of its sequences takes (a corrupt
-/// payload's may run off the stream's end; the next run's check catches them).
+/// Bytes the extra-bits stream must have after its end (zeros, or the payload that follows it:
+/// no valid field takes bits from them): a run that starts inside the stream cannot load past
+/// them, however many bits each of its sequences takes (a corrupt payload's may run off the
+/// stream's end; the next run's check catches them).
 pub(super) const EXTRA_PAD: usize = RUN * MAX_SEQ_EXTRA_BITS / 8 + 16;
 
 /// A run's fields, by sequence: literal length, match length (from [`MIN_MATCH`] up), and
@@ -67,7 +68,7 @@ fn tables() -> &'static Tables {
 /// The reader over a section's extra-bits stream.
 pub(super) struct ExtraBits<'a> {
     t: &'static Tables,
-    /// The stream followed by [`EXTRA_PAD`] zero bytes.
+    /// The stream followed by [`EXTRA_PAD`] bytes.
     extra: &'a [u8],
     /// Bits in the stream (without its padding).
     bits: usize,
@@ -76,7 +77,7 @@ pub(super) struct ExtraBits<'a> {
 }
 
 impl<'a> ExtraBits<'a> {
-    /// A reader over `extra`, a stream of `len` bytes followed by [`EXTRA_PAD`] zero bytes.
+    /// A reader over `extra`, a stream of `len` bytes followed by [`EXTRA_PAD`] bytes.
     pub fn new(extra: &'a [u8], len: usize) -> Self {
         assert!(
             extra.len() >= len + EXTRA_PAD,

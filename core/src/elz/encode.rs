@@ -104,8 +104,9 @@ fn sequence_codes(literals: &[u8], seqs: &[Seq], s: &mut PayloadScratch) -> Vec<
     let [llc, mlc, ofc] = &mut s.codes;
     let (llc, mlc, ofc) = (&mut llc[..n], &mut mlc[..n], &mut ofc[..n]);
     let mut extra = BitWriter::with_vec(std::mem::take(&mut s.extra));
-    // Typically under 3 bytes of extra bits per sequence.
-    extra.reserve(n * 3);
+    // At most 3 × 27 bits a sequence, so room for 11 bytes each (3 a sequence are typical; the
+    // memory is kept at its length from block to block, and zeroed once).
+    extra.reserve(n * 11);
     let piece = SECTION_BYTES / 4;
     let mut pieces = Vec::new();
     let (mut pos, mut lit, mut next) = (0usize, 0usize, piece);
@@ -123,15 +124,15 @@ fn sequence_codes(literals: &[u8], seqs: &[Seq], s: &mut PayloadScratch) -> Vec<
         }
         let bits = lb + mb + ob;
         if bits <= 56 {
-            extra.put(
+            extra.put_reserved(
                 u64::from(lx) | u64::from(mx) << lb | u64::from(ox) << (lb + mb),
                 bits,
             );
         } else {
             // Lengths in the millions: the fields one by one.
-            extra.put(u64::from(lx), lb);
-            extra.put(u64::from(mx), mb);
-            extra.put(u64::from(ox), ob);
+            extra.put_reserved(u64::from(lx), lb);
+            extra.put_reserved(u64::from(mx), mb);
+            extra.put_reserved(u64::from(ox), ob);
         }
         pos += (q.ll + q.ml) as usize;
         lit += q.ll as usize;
@@ -148,7 +149,7 @@ fn sequence_codes(literals: &[u8], seqs: &[Seq], s: &mut PayloadScratch) -> Vec<
         }
     }
     let extra_bits = extra.bit_len();
-    s.extra = extra.finish();
+    s.extra = extra.into_scratch();
     match pieces.last_mut() {
         Some(last) if last.seqs == n => {
             last.stats.add_literals(&literals[last.literals..]);

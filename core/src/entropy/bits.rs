@@ -65,6 +65,21 @@ impl BitWriter {
         self.nbits &= 7;
     }
 
+    /// [`put`](Self::put) into room that [`reserve`](Self::reserve) made (it panics where there
+    /// is none): without `put`'s growth check, a call that takes the writer's address, a loop
+    /// of these keeps the writer in registers.
+    #[inline(always)]
+    pub fn put_reserved(&mut self, v: u64, n: u32) {
+        debug_assert!(n <= 56 && (n == 56 || v >> n == 0));
+        self.acc |= v << self.nbits;
+        self.nbits += n;
+        self.out[self.len..self.len + 8].copy_from_slice(&self.acc.to_le_bytes());
+        let bytes = self.nbits >> 3;
+        self.len += bytes as usize;
+        self.acc >>= bytes * 8;
+        self.nbits &= 7;
+    }
+
     #[cold]
     fn grow(&mut self) {
         let want = (self.out.len() * 2).max(self.len + 64);
@@ -74,6 +89,14 @@ impl BitWriter {
     /// Bits written so far.
     pub fn bit_len(&self) -> usize {
         self.len * 8 + self.nbits as usize
+    }
+
+    /// The stream's bytes, its [`bit_len`](Self::bit_len) bits (the last byte padded with zero
+    /// bits) and scratch after them, for a caller that cuts it by bit ranges: kept at its
+    /// length, the memory is not zeroed again when a writer next takes it ([`Self::with_vec`]).
+    pub fn into_scratch(self) -> Vec<u8> {
+        // Every put stored the accumulator after `len`, zero above its `nbits`.
+        self.out
     }
 
     /// Pads the last byte with zero bits and returns the bytes.

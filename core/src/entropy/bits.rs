@@ -349,16 +349,27 @@ mod tests {
             whole.put(v, n);
             at.push(whole.bit_len());
         }
-        let stream = whole.finish();
-        for a in (0..fields.len()).step_by(7) {
-            for b in (a..=fields.len()).step_by(11) {
-                let mut alone = BitWriter::new();
-                for &(v, n) in &fields[a..b] {
-                    alone.put(v, n);
+        // The same written with `put_reserved` over old memory, kept at its length: the
+        // scratch after the stream must not leak into the last range.
+        let mut over_old = BitWriter::with_vec(vec![0xFF; 4096]);
+        over_old.reserve(fields.len() * 8);
+        for &(v, n) in &fields {
+            over_old.put_reserved(v, n);
+        }
+        assert_eq!(over_old.bit_len(), *at.last().unwrap());
+        let scratch = over_old.into_scratch();
+        assert!(scratch.len() > at.last().unwrap().div_ceil(8));
+        for stream in [whole.finish(), scratch] {
+            for a in (0..fields.len()).step_by(7) {
+                for b in (a..=fields.len()).step_by(11) {
+                    let mut alone = BitWriter::new();
+                    for &(v, n) in &fields[a..b] {
+                        alone.put(v, n);
+                    }
+                    let mut cut = vec![0xAA];
+                    append_bit_range(&stream, at[a], at[b], &mut cut);
+                    assert_eq!(cut[1..], alone.finish()[..], "fields {a}..{b}");
                 }
-                let mut cut = vec![0xAA];
-                append_bit_range(&stream, at[a], at[b], &mut cut);
-                assert_eq!(cut[1..], alone.finish()[..], "fields {a}..{b}");
             }
         }
     }

@@ -296,9 +296,10 @@ fn parse_with(
             };
             // The lazy step, in the long table only: at `ip + 1` after a long match at `ip`,
             // at `ip + 2` after a short one (where `best_at` has probed `ip + 1`). A later
-            // match wins where it is longer by the bytes it starts later. The short table's
-            // probes here found about half the step's gains (0.5% of the bytes on TPC-H
-            // lineitem and the Linux tar) for most of its time.
+            // match wins where it is longer by the bytes it starts later. Probing both tables
+            // at `ip + 1` cost a tenth of compress time; this step, each probe entering its
+            // position in the long table, codes TPC-H lineitem 0.3% smaller than that one did
+            // and the Linux tar 0.3% larger.
             let at = if start > ip {
                 0
             } else if probed_next {

@@ -50,19 +50,10 @@ impl BitWriter {
     /// Appends the low `n` bits of `v` (`n` ≤ 56; bits of `v` above `n` must be zero).
     #[inline(always)]
     pub fn put(&mut self, v: u64, n: u32) {
-        debug_assert!(n <= 56 && (n == 56 || v >> n == 0));
-        // `nbits` < 8 and `n` ≤ 56: the sum fits the accumulator.
-        self.acc |= v << self.nbits;
-        self.nbits += n;
         if self.len + 8 > self.out.len() {
             self.grow();
         }
-        self.out[self.len..self.len + 8].copy_from_slice(&self.acc.to_le_bytes());
-        let bytes = self.nbits >> 3;
-        self.len += bytes as usize;
-        // `bytes` ≤ 7, so the shift is below 64.
-        self.acc >>= bytes * 8;
-        self.nbits &= 7;
+        self.put_reserved(v, n);
     }
 
     /// [`put`](Self::put) into room that [`reserve`](Self::reserve) made (it panics where there
@@ -71,11 +62,13 @@ impl BitWriter {
     #[inline(always)]
     pub fn put_reserved(&mut self, v: u64, n: u32) {
         debug_assert!(n <= 56 && (n == 56 || v >> n == 0));
+        // `nbits` < 8 and `n` ≤ 56: the sum fits the accumulator.
         self.acc |= v << self.nbits;
         self.nbits += n;
         self.out[self.len..self.len + 8].copy_from_slice(&self.acc.to_le_bytes());
         let bytes = self.nbits >> 3;
         self.len += bytes as usize;
+        // `bytes` ≤ 7, so the shift is below 64.
         self.acc >>= bytes * 8;
         self.nbits &= 7;
     }

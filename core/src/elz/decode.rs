@@ -74,7 +74,10 @@ pub fn decode(payload: &[u8], out: &mut [u8]) -> Result<(), LzError> {
 }
 
 /// [`decode`], calling `section_done` with the output decoded so far (`out`'s first bytes,
-/// final) after each section: the block checksum takes it in while it is in cache.
+/// final) after each section: the block checksum takes it in while it is in cache. (Reports
+/// every 3 K sequences, between slices of the sequence pass, were no faster on TPC-H
+/// lineitem, whose sections decode to over a mebibyte; a report from inside the pass's loop
+/// cost it 5-8%.)
 pub fn decode_reporting(
     payload: &[u8],
     out: &mut [u8],
@@ -511,7 +514,9 @@ fn execute_seqs<const AVX512: bool>(
             wide::prefetch(src);
             wide::prefetch(src.wrapping_add(63));
             // And the output it will be written to: in a big block's buffer that line is in no
-            // cache either, and a store to it waits for it as a load would.
+            // cache either, and a store to it waits for it as a load would (without this
+            // prefetch the Linux tar decoded 6% slower, TPC-H lineitem 10%; prefetching a
+            // line 1-4 KiB further on instead was no faster).
             wide::prefetch(out.as_ptr().wrapping_add(rop));
             // Blocks are smaller than 4 GiB, so are the offsets.
             offs_k[i] = off as u32;

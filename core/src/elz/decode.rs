@@ -5,6 +5,7 @@
 //! ([`crate::copy`]'s wide copies where the output has room, exact copies near its end).
 
 use std::cell::RefCell;
+use std::ops::Range;
 
 use super::encode::{
     CODES_HUFFMAN, CODES_RLE, CODES_TANS, LIT_HUFFMAN, LIT_RAW, LIT_RLE, MIN_HUFFMAN_SYMBOLS,
@@ -73,23 +74,21 @@ pub fn decode(payload: &[u8], out: &mut [u8]) -> Result<(), LzError> {
     decode_reporting(payload, out, |_| {})
 }
 
-/// [`decode`], calling `section_done` with the output decoded so far (`out`'s first bytes,
-/// final) after each section: the block checksum takes it in while it is in cache. (Reports
-/// every 3 K sequences, between slices of the sequence pass, were no faster on TPC-H
-/// lineitem, whose sections decode to over a mebibyte; a report from inside the pass's loop
-/// cost it 5-8%.)
+/// [`decode`], calling `progress` with the output decoded so far (`out`'s first bytes, final)
+/// after every [`SLICE`] sequences and every section: the block checksum takes it in while it
+/// is in cache.
 pub fn decode_reporting(
     payload: &[u8],
     out: &mut [u8],
-    section_done: impl FnMut(&[u8]),
+    mut progress: impl FnMut(&[u8]),
 ) -> Result<(), LzError> {
-    SCRATCH.with(|s| decode_with(payload, out, section_done, &mut s.borrow_mut()))
+    SCRATCH.with(|s| decode_with(payload, out, &mut progress, &mut s.borrow_mut()))
 }
 
 fn decode_with(
     payload: &[u8],
     out: &mut [u8],
-    mut section_done: impl FnMut(&[u8]),
+    progress: &mut dyn FnMut(&[u8]),
     s: &mut Scratch,
 ) -> Result<(), LzError> {
     let mut f = Fields {
@@ -105,8 +104,8 @@ fn decode_with(
     let mut op = 0;
     for k in 0..sections {
         let last = k + 1 == sections;
-        op = decode_section(&mut f, out, op, &mut reps, last, s)?;
-        section_done(&out[..op]);
+        op = decode_section(&mut f, out, op, &mut reps, last, progress, s)?;
+        progress(&out[..op]);
     }
     if f.pos != payload.len() {
         return Err(LzError("payload has bytes after its last section"));
@@ -123,6 +122,7 @@ fn decode_section(
     op: usize,
     reps: &mut Reps,
     last: bool,
+    progress: &mut dyn FnMut(&[u8]),
     s: &mut Scratch,
 ) -> Result<usize, LzError> {
     let room = out.len() - op;
@@ -249,7 +249,7 @@ fn decode_section(
         lit_count,
         last,
     };
-    execute(&pass, reps, out, op)
+    execute(&pass, reps, out, op, progress)
 }
 
 /// Sequences read (and their matches' sources prefetched) a batch ahead of the copies: 48
@@ -258,6 +258,24 @@ fn decode_section(
 /// pass without prefetches was 2-5% slower even where few matches reach past the L2 cache.
 const BATCH: usize = 48;
 const _: () = assert!(BATCH <= RUN, "a batch reads its fields as one run");
+
+/// Sequences the pass takes between progress reports: 35-60 KiB of output on TPC-H lineitem
+/// and the Linux tar, which the checksum reads back from the second-level cache. A section's
+/// whole output (up to 2 MiB) had left it by the section's end: the checksum took 7% of
+/// lineitem's decode time, 3.5% in slices. A multiple of [`BATCH`]. Each slice is a pass of
+/// its own (the first batch's sources are asked of the cache without a batch's lead): a
+/// report from inside the pass's loop cost the loop its registers (5-8% slower), and a loop
+/// of slices around the batch loop was no faster than this.
+const SLICE: usize = 64 * BATCH;
+
+/// Where the sequence pass has got to in a section: the output is final up to `op`, the
+/// literals are used up to `lp`, the extra bits read up to `bit`.
+#[derive(Copy, Clone)]
+struct At {
+    op: usize,
+    lp: usize,
+    bit: usize,
+}
 
 /// Where the sequence pass's reading has got to: the output its sequences fill ends at `rop`,
 /// the literals they take at `rlp`.
@@ -280,27 +298,56 @@ struct Pass<'a> {
 
 /// The sequence pass, from `out[op]`: each sequence's codes plus its extra bits give its
 /// literal length, match length and offset value; the repeat offsets resolve; its literals and
-/// match are copied. Returns the output position after the section.
-fn execute(p: &Pass<'_>, reps: &mut Reps, out: &mut [u8], op: usize) -> Result<usize, LzError> {
+/// match are copied. Reports progress after every [`SLICE`] sequences; returns the output
+/// position after the section.
+fn execute(
+    p: &Pass<'_>,
+    reps: &mut Reps,
+    out: &mut [u8],
+    op: usize,
+    progress: &mut dyn FnMut(&[u8]),
+) -> Result<usize, LzError> {
+    let mut at = At { op, lp: 0, bit: 0 };
+    let count = p.codes[0].len();
+    let mut start = 0;
+    while start < count {
+        let slice = start..count.min(start + SLICE);
+        start = slice.end;
+        at = execute_slice(p, slice, reps, out, at)?;
+        if start < count {
+            progress(&out[..at.op]);
+        }
+    }
+    finish_section(p, at, out)
+}
+
+/// The sequence pass over the sequences `seqs` of the section, from `at`.
+fn execute_slice(
+    p: &Pass<'_>,
+    seqs: Range<usize>,
+    reps: &mut Reps,
+    out: &mut [u8],
+    at: At,
+) -> Result<At, LzError> {
     #[cfg(test)]
     if tests::BASELINE.get() {
-        return execute_seqs::<false>(p, reps, out, op);
+        return execute_seqs::<false>(p, seqs, reps, out, at);
     }
     #[cfg(target_arch = "x86_64")]
     {
         if crate::cpu::has_avx512() {
             // SAFETY: the CPU has AVX-512F and BMI2, checked on the line above.
-            return unsafe { execute_avx512(p, reps, out, op) };
+            return unsafe { execute_avx512(p, seqs, reps, out, at) };
         }
         if crate::cpu::has_bmi2() {
             // SAFETY: the CPU has BMI2, checked on the line above.
-            return unsafe { execute_bmi2(p, reps, out, op) };
+            return unsafe { execute_bmi2(p, seqs, reps, out, at) };
         }
     }
-    execute_seqs::<false>(p, reps, out, op)
+    execute_seqs::<false>(p, seqs, reps, out, at)
 }
 
-/// FAST PATH: [`execute`] compiled with AVX-512 and BMI2, reading sequence fields sixteen at
+/// FAST PATH: [`execute_slice`] compiled with AVX-512 and BMI2, reading sequence fields sixteen at
 /// a time ([`super::fields`]).
 ///
 /// # Safety
@@ -310,14 +357,15 @@ fn execute(p: &Pass<'_>, reps: &mut Reps, out: &mut [u8], op: usize) -> Result<u
 #[target_feature(enable = "avx512f,avx512bw,avx512vbmi,bmi2")]
 unsafe fn execute_avx512(
     p: &Pass<'_>,
+    seqs: Range<usize>,
     reps: &mut Reps,
     out: &mut [u8],
-    op: usize,
-) -> Result<usize, LzError> {
-    execute_seqs::<true>(p, reps, out, op)
+    at: At,
+) -> Result<At, LzError> {
+    execute_seqs::<true>(p, seqs, reps, out, at)
 }
 
-/// FAST PATH: [`execute`] compiled with BMI2: the extra-bit fields are cut with `shrx` and
+/// FAST PATH: [`execute_slice`] compiled with BMI2: the extra-bit fields are cut with `shrx` and
 /// `bzhi`, without building masks or moving counts through `cl`.
 ///
 /// # Safety
@@ -327,11 +375,12 @@ unsafe fn execute_avx512(
 #[target_feature(enable = "bmi2")]
 unsafe fn execute_bmi2(
     p: &Pass<'_>,
+    seqs: Range<usize>,
     reps: &mut Reps,
     out: &mut [u8],
-    op: usize,
-) -> Result<usize, LzError> {
-    execute_seqs::<false>(p, reps, out, op)
+    at: At,
+) -> Result<At, LzError> {
+    execute_seqs::<false>(p, seqs, reps, out, at)
 }
 
 /// Checks a sequence of `ll` literals (`lits_left` remain) and a match of `ml` at `off`,
@@ -452,26 +501,32 @@ unsafe fn copy_batch<const WIDE64: bool>(
 #[inline(always)]
 fn execute_seqs<const AVX512: bool>(
     p: &Pass<'_>,
+    seqs: Range<usize>,
     reps: &mut Reps,
     out: &mut [u8],
-    mut op: usize,
-) -> Result<usize, LzError> {
+    At {
+        mut op,
+        mut lp,
+        bit,
+    }: At,
+) -> Result<At, LzError> {
     let Pass {
         codes: [llc, mlc, ofc],
         extra,
         extra_len,
         literals,
         lit_count,
-        last,
+        ..
     } = *p;
+    let (llc, mlc, ofc) = (&llc[seqs.clone()], &mlc[seqs.clone()], &ofc[seqs]);
     let mut bits = ExtraBits::new(extra, extra_len);
+    bits.bit = bit;
     // Two batches in flight: one read, one being copied.
     let mut runs = [Run::new(), Run::new()];
     let mut offs = [[0u32; BATCH]; 2];
     // A local copy: the repeat offsets stay in registers through the loop.
     let mut r = *reps;
     let out_len = out.len();
-    let mut lp = 0usize;
     // Each batch's sequence count and the output position after it.
     let mut queued = [(0usize, op); 2];
     // Where the next sequence read goes.
@@ -537,8 +592,27 @@ fn execute_seqs<const AVX512: bool>(
     let batch = (&runs[k ^ 1], &offs[k ^ 1][..n]);
     // SAFETY: the last batch read, as above.
     unsafe { copy_batch::<AVX512>(out, literals, (&mut op, &mut lp), batch, end) };
-    let bit = bits.bit;
     *reps = r;
+    Ok(At {
+        op,
+        lp,
+        bit: bits.bit,
+    })
+}
+
+/// Checks the end of a section's sequence pass, `at`: the extra bits and the literals all
+/// used; in a block's last section, copies the trailing literals. Returns the output position
+/// after the section.
+fn finish_section(p: &Pass<'_>, At { op, lp, bit }: At, out: &mut [u8]) -> Result<usize, LzError> {
+    let Pass {
+        extra,
+        extra_len,
+        literals,
+        lit_count,
+        last,
+        ..
+    } = *p;
+    let out_len = out.len();
     if bit > extra_len * 8 {
         return Err(LzError("extra bits stream read past its end"));
     }
@@ -613,6 +687,51 @@ mod tests {
                 assert_eq!(fast, base, "payload byte {k} changed");
             }
         }
+    }
+
+    #[test]
+    fn sections_of_many_slices_decode_alike_and_report_progress_in_order() {
+        // Words from a small vocabulary: a sequence every few bytes, so sections hold many
+        // slices of the sequence pass.
+        let words = ["alpha ", "beta ", "gamma\n", "delta ", "epsilon, ", "zeta "];
+        let mut x = 0x0123_4567_89AB_CDEFu64;
+        let mut text = Vec::new();
+        while text.len() < 400_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            text.extend_from_slice(words[(x % 6) as usize].as_bytes());
+            text.extend_from_slice(&(x % 1000).to_string().into_bytes());
+        }
+        let mut payload = Vec::new();
+        compress_into(
+            &text,
+            &Parser::Dfast(dfast::Params::MAX),
+            false,
+            &mut payload,
+        );
+        let [fast, base] = decode_both(&payload, text.len());
+        assert!(fast.as_deref() == Ok(&text[..]), "fast build");
+        assert!(base.as_deref() == Ok(&text[..]), "baseline build");
+        for k in (0..payload.len()).step_by(payload.len() / 41) {
+            let mut bad = payload.clone();
+            bad[k] ^= 0x21;
+            let [fast, base] = decode_both(&bad, text.len());
+            assert_eq!(fast, base, "payload byte {k} changed");
+        }
+        // Reports are prefixes that never shrink, many more than the sections, and the last
+        // is the whole block.
+        let mut out = vec![0u8; text.len()];
+        let mut reports = Vec::new();
+        decode_reporting(&payload, &mut out, |done| reports.push(done.len())).unwrap();
+        let sections = varint::get(&payload, &mut 0).unwrap() as usize;
+        assert!(reports.windows(2).all(|w| w[0] <= w[1]));
+        assert_eq!(reports.last(), Some(&text.len()));
+        assert!(
+            reports.len() >= sections + 10,
+            "{} reports, {sections} sections",
+            reports.len()
+        );
     }
 
     #[test]

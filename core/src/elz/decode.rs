@@ -262,10 +262,12 @@ const _: () = assert!(BATCH <= RUN, "a batch reads its fields as one run");
 /// Sequences the pass takes between progress reports: 35-60 KiB of output on TPC-H lineitem
 /// and the Linux tar, which the checksum reads back from the second-level cache. A section's
 /// whole output (up to 2 MiB) had left it by the section's end: the checksum took 7% of
-/// lineitem's decode time, 3.5% in slices. A multiple of [`BATCH`]. Each slice is a pass of
-/// its own (the first batch's sources are asked of the cache without a batch's lead): a
-/// report from inside the pass's loop cost the loop its registers (5-8% slower), and a loop
-/// of slices around the batch loop was no faster than this.
+/// lineitem's decode time, 3.5% in slices. With the sections the writer makes since it
+/// prices them ([`super::encode`]), the tar decoded 1-4% faster in slices; lineitem within
+/// the noise (each slice is a pass of its own, whose first batch's sources are asked of the
+/// cache without a batch's lead). A multiple of [`BATCH`]. A report from inside the pass's
+/// loop cost the loop its registers (5-8% slower); a loop of slices around the batch loop,
+/// without the restarts, was no faster than this.
 const SLICE: usize = 64 * BATCH;
 
 /// Where the sequence pass has got to in a section: the output is final up to `op`, the

@@ -169,8 +169,8 @@ fn sequence_codes(literals: &[u8], seqs: &[Seq], s: &mut PayloadScratch) -> Vec<
 
 /// The sections, as the pieces they end with, each carrying the section's statistics: a range
 /// of `pieces` is split in two (at the best piece boundary, recursively) wherever the entropy
-/// of its streams, coded with one set of tables per side, beats one set for both by more than
-/// a second set of tables costs.
+/// of its streams, coded with one set of tables per side (the tables' own bits counted),
+/// beats one set for both by more than [`SECTION_PRICE_BITS`].
 fn plan_sections(pieces: Vec<Piece>) -> Vec<Piece> {
     let stats: Vec<&Stats> = pieces.iter().map(|p| &p.stats).collect();
     let mut ends = Vec::new();

@@ -12,7 +12,7 @@ use super::encode::{
 };
 use super::fields::{ExtraBits, Run, EXTRA_PAD, RUN};
 #[cfg(target_arch = "x86_64")]
-use super::resolve::resolve16;
+use super::resolve::{resolve16, RepLanes};
 use super::{Reps, LL_CODE, MIN_MATCH, ML_CODE, OF_ALPHABET};
 use crate::copy as wide;
 use crate::entropy::{fse, huffman, EntropyError};
@@ -526,8 +526,11 @@ fn execute_seqs<const AVX512: bool>(
     // Two batches in flight: one read, one being copied.
     let mut runs = [Run::new(), Run::new()];
     let mut offs = [[0u32; BATCH]; 2];
-    // A local copy: the repeat offsets stay in registers through the loop.
+    // A local copy: the repeat offsets stay in registers through the loop (in the AVX-512
+    // build, as vector lanes between groups; as three numbers where the scalar loop runs).
     let mut r = *reps;
+    #[cfg(target_arch = "x86_64")]
+    let mut lanes = RepLanes::from(r);
     let out_len = out.len();
     // Each batch's sequence count and the output position after it.
     let mut queued = [(0usize, op); 2];
@@ -553,12 +556,18 @@ fn execute_seqs<const AVX512: bool>(
                 // the CPU has it; the run holds `n` sequences; the cursor is inside the output
                 // and the literals (every sequence before it passed the checks).
                 let group = (lit_count, &*out);
-                if !unsafe { resolve16(run, i, &mut r, &mut cur, group, &mut offs_k[i..i + 16]) } {
+                let offs = &mut offs_k[i..i + 16];
+                if !unsafe { resolve16(run, i, &mut lanes, &mut cur, group, offs) } {
                     break;
                 }
                 i += 16;
             }
+            if i < n {
+                r = Reps::from(lanes);
+            }
         }
+        #[cfg(target_arch = "x86_64")]
+        let scalar = i < n;
         #[allow(clippy::needless_range_loop)]
         for i in i..n {
             let (ll, ml) = (run.ll[i] as usize, run.ml[i] as usize);
@@ -582,6 +591,10 @@ fn execute_seqs<const AVX512: bool>(
                 rlp: rlp + ll,
             };
         }
+        #[cfg(target_arch = "x86_64")]
+        if AVX512 && scalar {
+            lanes = RepLanes::from(r);
+        }
         queued[k] = (n, cur.rop);
         k ^= 1;
         let (n, end) = std::mem::take(&mut queued[k]);
@@ -594,6 +607,10 @@ fn execute_seqs<const AVX512: bool>(
     let batch = (&runs[k ^ 1], &offs[k ^ 1][..n]);
     // SAFETY: the last batch read, as above.
     unsafe { copy_batch::<AVX512>(out, literals, (&mut op, &mut lp), batch, end) };
+    #[cfg(target_arch = "x86_64")]
+    if AVX512 {
+        r = Reps::from(lanes);
+    }
     *reps = r;
     Ok(At {
         op,

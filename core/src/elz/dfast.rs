@@ -189,6 +189,10 @@ const TAIL: usize = 8;
 /// Parses `src` (one block) into `out`, taking the long-distance matches `far` (in order, not
 /// overlapping; empty without `--long`) where they start. `literal_bits` is the block's
 /// [`sampled_bits_per_byte`](super::sampled_bits_per_byte): what a literal costs, about.
+/// (It overstates TPC-H lineitem's literals, 5.05 bits against 4.0. Re-pricing from the
+/// parse's own literals every 32-256 KiB coded lineitem 0.3% smaller in 7% fewer sequences,
+/// decoding 2% faster, but cost 7-11% of its compress time: the matches that stop paying leave
+/// their bytes to be searched a position at a time.)
 pub fn parse(
     src: &[u8],
     p: &Params,

@@ -566,8 +566,6 @@ fn execute_seqs<const AVX512: bool>(
                 r = Reps::from(lanes);
             }
         }
-        #[cfg(target_arch = "x86_64")]
-        let scalar = i < n;
         #[allow(clippy::needless_range_loop)]
         for i in i..n {
             let (ll, ml) = (run.ll[i] as usize, run.ml[i] as usize);
@@ -591,8 +589,9 @@ fn execute_seqs<const AVX512: bool>(
                 rlp: rlp + ll,
             };
         }
+        // (The loop above ran from `i` where the groups stopped.)
         #[cfg(target_arch = "x86_64")]
-        if AVX512 && scalar {
+        if AVX512 && i < n {
             lanes = RepLanes::from(r);
         }
         queued[k] = (n, cur.rop);

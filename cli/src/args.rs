@@ -162,6 +162,12 @@ pub struct Args {
     #[arg(long, value_name = "SIZE", value_parser = parse_size, requires = "records")]
     pub row_group: Option<usize>,
 
+    /// Memory decoding may hold at once, e.g. 512M, 4G (default 1G): decoding runs fewer
+    /// blocks or row groups in parallel to stay under it, and an archive that needs more for
+    /// one block or row group is refused before anything is allocated for it
+    #[arg(long, value_name = "SIZE", global = true, value_parser = parse_memory)]
+    pub memory: Option<u64>,
+
     /// Benchmark: timed runs per measurement (the median is reported)
     #[arg(long, value_name = "N", default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=100))]
     pub bench_runs: u32,
@@ -203,7 +209,7 @@ pub enum CatFormat {
 /// Output formats of `glyd sql`.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
 pub enum SqlFormat {
-    /// An aligned table
+    /// An aligned table of the first --max-rows rows
     Table,
     /// CSV with a header row
     Csv,
@@ -305,6 +311,14 @@ pub enum Command {
     /// Log functions: log_template(text) (the line with each variable as <*>), log_var(text,
     /// n), log_time(text [, year]) (the first timestamp in the line) and the table function
     /// glyd_templates('file.glyd' [, 'column']) (templates with line counts).
+    ///
+    /// Results stream as they are computed: CSV in a pipe, an aligned table of the first
+    /// --max-rows rows on a terminal.
+    ///
+    /// The query runs with your rights: CREATE EXTERNAL TABLE ... LOCATION reads any file you
+    /// can read, COPY (...) TO 'path' writes one, and glyd_templates opens any archive.
+    /// --read-only turns all of that off (the setting glyd's library uses for SQL from
+    /// others): only the tables given can be queried.
     Sql {
         /// The query, e.g. "SELECT \"Level\", count(*) FROM logs GROUP BY 1"
         #[arg(value_name = "QUERY")]
@@ -315,9 +329,16 @@ pub enum Command {
         /// A table under a name of your choice (repeatable)
         #[arg(short = 't', long = "table", value_name = "NAME=FILE")]
         tables: Vec<String>,
-        /// Output format
-        #[arg(long, value_enum, default_value = "table")]
-        format: SqlFormat,
+        /// Output format (default: table on a terminal, csv otherwise)
+        #[arg(long, value_enum)]
+        format: Option<SqlFormat>,
+        /// Rows an aligned table shows; the rest are counted
+        #[arg(long, value_name = "N", default_value_t = 1000)]
+        max_rows: usize,
+        /// Only query the tables given: no DDL or DML (CREATE, COPY, INSERT, SET), no files
+        /// named in queries
+        #[arg(long)]
+        read_only: bool,
     },
 }
 
@@ -325,6 +346,11 @@ impl Args {
     /// Parses the process arguments.
     pub fn from_env() -> Self {
         Args::parse_from(rewrite_numeric_levels(std::env::args_os()))
+    }
+
+    /// The decode memory limit in bytes.
+    pub fn memory(&self) -> u64 {
+        self.memory.unwrap_or(glyd_core::DEFAULT_MEMORY_LIMIT)
     }
 
     /// The level the flags ask for.
@@ -371,6 +397,15 @@ pub fn rewrite_numeric_levels(args: impl IntoIterator<Item = OsString>) -> Vec<O
 }
 
 /// Parses sizes like `4096`, `256K`, `4M`, `1G` (binary units).
+/// A `--memory` size: 1M or more.
+fn parse_memory(s: &str) -> Result<u64, String> {
+    let n = parse_size(s)? as u64;
+    if n < 1 << 20 {
+        return Err(format!("--memory {s} is too small: give at least 1M"));
+    }
+    Ok(n)
+}
+
 pub fn parse_size(s: &str) -> Result<usize, String> {
     let t = s.trim();
     let (num, mult) = match t.char_indices().find(|(_, c)| !c.is_ascii_digit()) {

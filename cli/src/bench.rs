@@ -2,13 +2,16 @@
 //! codec's output is decoded and compared with the input before anything is timed. Speeds are
 //! medians over `--bench-runs` timed runs; MB/s is 10^6 bytes of *uncompressed* data per second.
 
+use std::fmt::Write as _;
 use std::hint::black_box;
+use std::io::Write as _;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 use glyd_core::{Level, Options};
 
 use crate::args::Args;
+use crate::output::print;
 use crate::progress::{human_bytes, Ui};
 
 type CompressFn = Box<dyn Fn(&[u8]) -> Vec<u8>>;
@@ -364,7 +367,8 @@ pub fn run(args: &Args, ui: Ui) -> Result<()> {
         let data =
             std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
         if ui.bars {
-            eprint!(
+            let _ = write!(
+                std::io::stderr(),
                 "\r\x1b[2K{}: measuring {} codecs ...",
                 path.display(),
                 codecs.len()
@@ -376,30 +380,30 @@ pub fn run(args: &Args, ui: Ui) -> Result<()> {
             t.add(m);
         }
         if ui.bars {
-            eprint!("\r\x1b[2K");
+            let _ = write!(std::io::stderr(), "\r\x1b[2K");
         }
         if !many || args.verbose > 0 {
             let title = format!("{} ({})", path.display(), human_bytes(data.len() as u64));
-            print_table(&title, &codecs, &rows, args.markdown);
+            print(table(&title, &codecs, &rows, args.markdown))?;
         }
         if args.records {
             if let Some((rebuild, columns)) = measure_columns(&data, args.level(), args.bench_runs)?
             {
                 let mbs = |s: f64| data.len() as f64 / s / 1e6;
-                println!(
-                    "  {}: glyd -r, 1 thread: rebuild {:.0} MB/s; first two columns as Arrow {:.0} MB/s ({:.1}x rebuild)\n",
+                print(format!(
+                    "  {}: glyd -r, 1 thread: rebuild {:.0} MB/s; first two columns as Arrow {:.0} MB/s ({:.1}x rebuild)\n\n",
                     path.display(),
                     mbs(rebuild),
                     mbs(columns),
                     rebuild / columns
-                );
+                ))?;
             }
         }
     }
     if many {
         let bytes: u64 = totals[0].input;
         let title = format!("all {} files ({})", args.files.len(), human_bytes(bytes));
-        print_table(&title, &codecs, &totals, args.markdown);
+        print(table(&title, &codecs, &totals, args.markdown))?;
     }
     Ok(())
 }
@@ -411,13 +415,18 @@ fn find(codecs: &[Codec], rows: &[Measured], name: &str, threads: usize) -> Opti
         .map(|i| rows[i])
 }
 
-fn print_table(title: &str, codecs: &[Codec], rows: &[Measured], markdown: bool) {
+fn table(title: &str, codecs: &[Codec], rows: &[Measured], markdown: bool) -> String {
+    let mut o = String::new();
     if markdown {
-        println!("### {title}\n");
-        println!("| codec | threads | ratio | compress MB/s | decompress MB/s |");
-        println!("|---|---:|---:|---:|---:|");
+        let _ = writeln!(o, "### {title}\n");
+        let _ = writeln!(
+            o,
+            "| codec | threads | ratio | compress MB/s | decompress MB/s |"
+        );
+        let _ = writeln!(o, "|---|---:|---:|---:|---:|");
         for (c, m) in codecs.iter().zip(rows) {
-            println!(
+            let _ = writeln!(
+                o,
                 "| {} | {} | {:.3} | {:.0} | {:.0} |",
                 c.name,
                 c.threads,
@@ -427,13 +436,15 @@ fn print_table(title: &str, codecs: &[Codec], rows: &[Measured], markdown: bool)
             );
         }
     } else {
-        println!("{title}");
-        println!(
+        let _ = writeln!(o, "{title}");
+        let _ = writeln!(
+            o,
             "  {:<16} {:>7} {:>8} {:>14} {:>16}",
             "codec", "threads", "ratio", "compress MB/s", "decompress MB/s"
         );
         for (c, m) in codecs.iter().zip(rows) {
-            println!(
+            let _ = writeln!(
+                o,
                 "  {:<16} {:>7} {:>8.3} {:>14.0} {:>16.0}",
                 c.name,
                 c.threads,
@@ -450,7 +461,8 @@ fn print_table(title: &str, codecs: &[Codec], rows: &[Measured], markdown: bool)
         find(codecs, rows, "lz4 (C)", 1),
     ) {
         let nl = if markdown { "\n" } else { "" };
-        println!(
+        let _ = writeln!(
+            o,
             "{nl}  vs lz4 (C), 1 thread: --lz ratio {:.3}x, decode {:.2}x; --fast compress {:.2}x",
             lz.ratio() / lz4.ratio(),
             lz.decompress_mbs() / lz4.decompress_mbs(),
@@ -458,7 +470,8 @@ fn print_table(title: &str, codecs: &[Codec], rows: &[Measured], markdown: bool)
         );
         let cores = codecs.iter().map(|c| c.threads).max().unwrap_or(1);
         if let Some(lz_mt) = find(codecs, rows, "glyd --lz", cores).filter(|_| cores > 1) {
-            println!(
+            let _ = writeln!(
+                o,
                 "  --lz decode with {cores} threads: {:.2}x its 1-thread speed",
                 lz_mt.decompress_mbs() / lz.decompress_mbs()
             );
@@ -469,7 +482,8 @@ fn print_table(title: &str, codecs: &[Codec], rows: &[Measured], markdown: bool)
         find(codecs, rows, "glyd -r", 1),
         find(codecs, rows, "zstd -19", 1),
     ) {
-        println!(
+        let _ = writeln!(
+            o,
             "  glyd -r vs zstd -19, 1 thread: ratio {:.3}x, decode {:.2}x, compress {:.2}x",
             r.ratio() / z.ratio(),
             r.decompress_mbs() / z.decompress_mbs(),
@@ -479,7 +493,8 @@ fn print_table(title: &str, codecs: &[Codec], rows: &[Measured], markdown: bool)
     // The entropy levels beside the zstd levels whose slots they take.
     for (ours, theirs) in [("glyd --max", "zstd -3"), ("glyd --ultra", "zstd -19")] {
         if let (Some(a), Some(b)) = (find(codecs, rows, ours, 1), find(codecs, rows, theirs, 1)) {
-            println!(
+            let _ = writeln!(
+                o,
                 "  {} vs {theirs}, 1 thread: ratio {:.3}x, decode {:.2}x, compress {:.2}x",
                 &ours[5..],
                 a.ratio() / b.ratio(),
@@ -488,7 +503,8 @@ fn print_table(title: &str, codecs: &[Codec], rows: &[Measured], markdown: bool)
             );
         }
     }
-    println!();
+    let _ = writeln!(o);
+    o
 }
 
 #[cfg(test)]

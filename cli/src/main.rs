@@ -1,8 +1,18 @@
 //! The `glyd` command. Flags follow gzip and zstd habits (see `glyd --help`); this file routes
 //! each input to compress, decompress or test, and turns failures into messages and exit codes.
 
+/// `eprintln!` that never panics: a message stderr cannot take (closed, or a full device) is
+/// dropped, where `eprintln!` would abort the run.
+macro_rules! note {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
 mod args;
 mod bench;
+mod cleanup;
 mod list;
 mod output;
 mod progress;
@@ -52,13 +62,16 @@ fn tune_allocator() {
 
 fn main() -> ExitCode {
     tune_allocator();
+    cleanup::watch_signals();
     let args = Args::from_env();
     let ui = Ui::new(args.quiet(), args.verbose);
     match run(&args, ui) {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => ExitCode::from(1),
+        // `glyd ... | head`: the reader has what it wanted.
+        Err(e) if output::is_stdout_closed(&e) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("glyd: {e:#}");
+            note!("glyd: {e:#}");
             ExitCode::from(1)
         }
     }
@@ -77,7 +90,9 @@ fn run(args: &Args, ui: Ui) -> Result<bool> {
         Some(args::Command::Inspect { file }) if tensors::is_tensor_archive(file) => {
             return tensors::inspect(file).map(|()| true)
         }
-        Some(args::Command::Inspect { file }) => return records::inspect(file).map(|()| true),
+        Some(args::Command::Inspect { file }) => {
+            return records::inspect(file, args.memory()).map(|()| true)
+        }
         Some(args::Command::Pack {
             input,
             output,
@@ -110,6 +125,7 @@ fn run(args: &Args, ui: Ui) -> Result<bool> {
                 base.as_deref(),
                 tensor.as_deref(),
                 *force,
+                args.memory(),
                 ui,
             )
             .map(|()| true)
@@ -119,12 +135,17 @@ fn run(args: &Args, ui: Ui) -> Result<bool> {
             columns,
             table,
             format,
-        }) => return records::cat(file, table.as_deref(), columns, *format).map(|()| true),
+        }) => {
+            return records::cat(file, table.as_deref(), columns, *format, args.memory())
+                .map(|()| true)
+        }
         Some(args::Command::Sql {
             query,
             files,
             tables,
             format,
+            max_rows,
+            read_only,
         }) => {
             #[cfg(feature = "sql")]
             {
@@ -139,11 +160,17 @@ fn run(args: &Args, ui: Ui) -> Result<bool> {
                     ),
                     q => (q.as_deref(), files.clone()),
                 };
-                return sql::run(query, &files, tables, *format).map(|()| true);
+                let settings = sql::Settings {
+                    format: *format,
+                    max_rows: *max_rows,
+                    read_only: *read_only,
+                    memory: args.memory(),
+                };
+                return sql::run(query, &files, tables, settings).map(|()| true);
             }
             #[cfg(not(feature = "sql"))]
             {
-                let _ = (query, files, tables, format);
+                let _ = (query, files, tables, format, max_rows, read_only);
                 bail!("this glyd was built without the sql feature (cargo build -p glyd-cli --features sql)");
             }
         }
@@ -153,7 +180,7 @@ fn run(args: &Args, ui: Ui) -> Result<bool> {
         return bench::run(args, ui).map(|()| true);
     }
     if args.list {
-        return Ok(list::run(args, ui));
+        return list::run(args, ui);
     }
     let mode = if args.test {
         Mode::Test
@@ -172,16 +199,20 @@ fn run(args: &Args, ui: Ui) -> Result<bool> {
     }
     let mut ok = true;
     for path in &inputs {
-        if let Err(e) = process(path, mode, args, ui) {
-            eprintln!("glyd: {e:#}");
-            ok = false;
+        match process(path, mode, args, ui) {
+            Ok(()) => {}
+            Err(e) if output::is_stdout_closed(&e) => return Err(e),
+            Err(e) => {
+                note!("glyd: {e:#}");
+                ok = false;
+            }
         }
     }
     Ok(ok)
 }
 
 fn usage_error(msg: &str) -> ! {
-    eprintln!("glyd: {msg}\n\nFor more information, try '--help'.");
+    note!("glyd: {msg}\n\nFor more information, try '--help'.");
     std::process::exit(2)
 }
 
@@ -268,7 +299,7 @@ fn process(path: &Path, mode: Mode, args: &Args, ui: Ui) -> Result<()> {
     let name = input.name();
     let dest = destination(&input, mode, args)?;
     if let (Some(d), Some(p)) = (&dest, &input.path) {
-        if d == p {
+        if d == p || output::same_file(d, p) {
             bail!("{name}: the output would overwrite the input");
         }
     }
@@ -333,19 +364,22 @@ fn process(path: &Path, mode: Mode, args: &Args, ui: Ui) -> Result<()> {
                 let _ = rayon::ThreadPoolBuilder::new()
                     .num_threads(glyd_core::resolve_threads(args.threads))
                     .build_global();
-                glyd_columnar::rebuild(&mut src, &mut w).with_context(|| name.clone())?;
+                glyd_columnar::rebuild_with_limit(&mut src, &mut w, args.memory())
+                    .with_context(|| name.clone())?;
             } else {
-                let mut dec = Decoder::with_threads(&mut src, args.threads);
+                let mut dec =
+                    Decoder::with_threads(&mut src, args.threads).with_memory_limit(args.memory());
                 pump(&mut dec, &mut w, 1 << 20).with_context(|| name.clone())?;
             }
             (src.n, w.n, w.inner)
         }
     };
     bar.finish_and_clear();
+    let wrote_file = out.is_file();
     out.commit()?;
     if ui.summaries {
         match mode {
-            Mode::Compress => eprintln!(
+            Mode::Compress => note!(
                 "{name} : {:6.2}%   ({} => {}, {shown}){}",
                 percent(bytes_out, bytes_in),
                 human_bytes(bytes_in),
@@ -356,20 +390,25 @@ fn process(path: &Path, mode: Mode, args: &Args, ui: Ui) -> Result<()> {
                     None => String::new(),
                 }
             ),
-            Mode::Decompress => eprintln!(
+            Mode::Decompress => note!(
                 "{name} : {} => {}, {shown}",
                 human_bytes(bytes_in),
                 human_bytes(bytes_out)
             ),
-            Mode::Test => eprintln!("{name} : OK ({} decoded)", human_bytes(bytes_out)),
+            Mode::Test => note!("{name} : OK ({} decoded)", human_bytes(bytes_out)),
         }
     }
     if args.rm && mode != Mode::Test {
         match (&input.path, &dest) {
-            (Some(p), Some(_)) => std::fs::remove_file(p)
+            (Some(p), Some(_)) if wrote_file => std::fs::remove_file(p)
                 .with_context(|| format!("output complete, but cannot remove {}", p.display()))?,
+            (Some(p), Some(d)) => note!(
+                "glyd: {} kept: --rm removes inputs only once a file replaces them ({} is a device or FIFO)",
+                p.display(),
+                d.display()
+            ),
             (Some(p), None) if ui.summaries => {
-                eprintln!(
+                note!(
                     "glyd: {} kept: --rm does not remove inputs written to standard output",
                     p.display()
                 )

@@ -1,21 +1,126 @@
 //! Where results go. A file output is written to a temporary file beside its destination and
 //! renamed into place only when complete, so an interrupted run never leaves a truncated file
-//! under the final name, and an existing file is replaced only with `-f`.
+//! under the final name, and an existing file is replaced only with `-f`. A character device or
+//! FIFO named as the output (`-o /dev/null`, a named pipe) is written in place and never
+//! replaced, with or without `-f`. Standard output closed by its reader (`| head`) ends the run
+//! quietly; any other failure to write it is an error.
 
 use std::fs::{self, File};
 use std::io::{self, BufWriter, IsTerminal, Write};
+use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::{bail, Context, Result};
 use tempfile::NamedTempFile;
 
+use crate::cleanup;
+
+/// The reader of standard output has gone away (EPIPE): not a failure of the run, which stops
+/// quietly, as `head` expects of what writes into it.
+#[derive(Debug)]
+pub struct StdoutClosed;
+
+impl std::fmt::Display for StdoutClosed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("standard output was closed by its reader")
+    }
+}
+
+impl std::error::Error for StdoutClosed {}
+
+/// Set once a write to standard output has found it closed: whatever error that causes, however
+/// a library wraps it, ends the run quietly.
+static CLOSED: AtomicBool = AtomicBool::new(false);
+
+/// An error writing standard output, with a closed pipe marked as [`StdoutClosed`].
+fn stdout_io_error(e: io::Error) -> io::Error {
+    if e.kind() == io::ErrorKind::BrokenPipe {
+        CLOSED.store(true, Ordering::Relaxed);
+        io::Error::new(io::ErrorKind::BrokenPipe, StdoutClosed)
+    } else {
+        io::Error::new(e.kind(), format!("cannot write to standard output: {e}"))
+    }
+}
+
+/// True when `e` (at any depth) is standard output closed by its reader.
+pub fn is_stdout_closed(e: &anyhow::Error) -> bool {
+    CLOSED.load(Ordering::Relaxed)
+        || e.chain().any(|c| {
+            c.is::<StdoutClosed>()
+                || c.downcast_ref::<io::Error>()
+                    .and_then(|io| io.get_ref())
+                    .is_some_and(|inner| inner.is::<StdoutClosed>())
+        })
+}
+
+/// Writes `text` to standard output and flushes it.
+pub fn print(text: impl AsRef<[u8]>) -> Result<()> {
+    let mut out = io::stdout().lock();
+    out.write_all(text.as_ref())
+        .and_then(|()| out.flush())
+        .map_err(stdout_io_error)?;
+    Ok(())
+}
+
+/// True when `a` and `b` name the same file (one inode), whatever the spelling or links.
+pub fn same_file(a: &Path, b: &Path) -> bool {
+    match (fs::metadata(a), fs::metadata(b)) {
+        (Ok(x), Ok(y)) => x.dev() == y.dev() && x.ino() == y.ino(),
+        _ => false,
+    }
+}
+
+/// What an existing output path is, for the rules above.
+enum Existing {
+    None,
+    Regular,
+    /// A character device or FIFO: written in place.
+    Stream,
+}
+
+fn existing(dest: &Path) -> Result<Existing> {
+    // Follows links: `-o /dev/stdout` is a link to whatever standard output is.
+    let meta = match fs::metadata(dest) {
+        Ok(m) => m,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Existing::None),
+        Err(e) => return Err(e).with_context(|| format!("cannot examine {}", dest.display())),
+    };
+    let t = meta.file_type();
+    if t.is_file() {
+        Ok(Existing::Regular)
+    } else if t.is_char_device() || t.is_fifo() {
+        Ok(Existing::Stream)
+    } else {
+        let what = if t.is_dir() {
+            "a directory"
+        } else if t.is_block_device() {
+            "a block device"
+        } else if t.is_socket() {
+            "a socket"
+        } else {
+            "not a regular file"
+        };
+        bail!(
+            "{} is {what}: glyd writes regular files, character devices and FIFOs only",
+            dest.display()
+        )
+    }
+}
+
 /// An output being written.
 pub enum Output {
-    Stdout(BufWriter<io::StdoutLock<'static>>),
+    Stdout(BufWriter<io::Stdout>),
     File {
         tmp: BufWriter<NamedTempFile>,
         dest: PathBuf,
         force: bool,
+        pending: cleanup::Pending,
+    },
+    /// A character device or FIFO, written in place.
+    Stream {
+        w: BufWriter<File>,
+        dest: PathBuf,
     },
     /// `-t`: decoded bytes are checked and dropped.
     Discard(io::Sink),
@@ -23,27 +128,36 @@ pub enum Output {
 
 impl Output {
     pub fn stdout() -> Self {
-        Output::Stdout(BufWriter::with_capacity(1 << 20, io::stdout().lock()))
+        Output::Stdout(BufWriter::with_capacity(1 << 20, io::stdout()))
     }
 
-    /// A temporary file beside `dest`. Fails early if `dest` exists and `force` is off.
+    /// The output for `dest`: a temporary file beside it (failing early if `dest` exists and
+    /// `force` is off), or `dest` itself opened for writing when it is a character device or
+    /// FIFO. `like` gives its permissions to a new file.
     pub fn file(dest: &Path, force: bool, like: Option<&Path>) -> Result<Self> {
-        if !force && dest.exists() {
-            bail!("{} already exists; use -f to overwrite it", dest.display());
+        match existing(dest)? {
+            Existing::Stream => {
+                let f = fs::OpenOptions::new()
+                    .write(true)
+                    .open(dest)
+                    .with_context(|| format!("cannot open {} for writing", dest.display()))?;
+                return Ok(Output::Stream {
+                    w: BufWriter::with_capacity(1 << 20, f),
+                    dest: dest.to_path_buf(),
+                });
+            }
+            Existing::Regular if !force => {
+                bail!("{} already exists; use -f to overwrite it", dest.display())
+            }
+            Existing::Regular | Existing::None => {}
         }
-        let dir = match dest.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p,
-            _ => Path::new("."),
-        };
-        let name = dest
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
+        let (dir, name) = temp_place(dest);
         let tmp = tempfile::Builder::new()
             .prefix(&format!(".{name}."))
             .suffix(".tmp")
             .tempfile_in(dir)
             .with_context(|| format!("cannot create a temporary file in {}", dir.display()))?;
+        let pending = cleanup::Pending::new(tmp.path());
         // The output takes the input's permissions, as gzip and zstd do.
         if let Some(src) = like {
             if let Ok(meta) = fs::metadata(src) {
@@ -54,15 +168,30 @@ impl Output {
             tmp: BufWriter::with_capacity(1 << 20, tmp),
             dest: dest.to_path_buf(),
             force,
+            pending,
         })
+    }
+
+    /// True when the output replaces or creates a regular file (not standard output, a
+    /// device or a FIFO): only then may `--rm` remove the input.
+    pub fn is_file(&self) -> bool {
+        matches!(self, Output::File { .. })
     }
 
     /// Makes the output final: flushes, syncs and renames a file into place.
     pub fn commit(self) -> Result<()> {
         match self {
-            Output::Stdout(mut w) => w.flush().context("cannot write to standard output"),
+            Output::Stdout(mut w) => Ok(w.flush().map_err(stdout_io_error)?),
             Output::Discard(_) => Ok(()),
-            Output::File { tmp, dest, force } => {
+            Output::Stream { mut w, dest } => w
+                .flush()
+                .with_context(|| format!("cannot write {}", dest.display())),
+            Output::File {
+                tmp,
+                dest,
+                force,
+                pending,
+            } => {
                 let tmp = tmp
                     .into_inner()
                     .map_err(|e| e.into_error())
@@ -70,40 +199,66 @@ impl Output {
                 tmp.as_file()
                     .sync_all()
                     .with_context(|| format!("cannot sync {}", dest.display()))?;
+                // Whatever appeared under the name meanwhile is checked again: never rename
+                // over a device, FIFO or folder.
+                if let Existing::Stream = existing(&dest)? {
+                    bail!(
+                        "{} became a device or FIFO while it was written; output not moved there",
+                        dest.display()
+                    );
+                }
                 let r = if force {
                     tmp.persist(&dest).map(drop)
                 } else {
                     tmp.persist_noclobber(&dest).map(drop)
                 };
-                r.map_err(|e| e.error).with_context(|| {
+                let r = r.map_err(|e| e.error).with_context(|| {
                     format!("cannot move the output into place as {}", dest.display())
-                })
+                });
+                drop(pending);
+                r
             }
         }
     }
 }
 
+/// The folder a temporary file for `dest` goes in, and the name it is made from.
+pub fn temp_place(dest: &Path) -> (&Path, String) {
+    let dir = match dest.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let name = dest
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    (dir, name)
+}
+
 impl Write for Output {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         match self {
-            Output::Stdout(w) => w.write(buf),
+            Output::Stdout(w) => w.write(buf).map_err(stdout_io_error),
             Output::File { tmp, .. } => tmp.write(buf),
+            Output::Stream { w, .. } => w.write(buf),
             Output::Discard(s) => s.write(buf),
         }
     }
 
     fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
         match self {
-            Output::Stdout(w) => w.write_all(buf),
+            Output::Stdout(w) => w.write_all(buf).map_err(stdout_io_error),
             Output::File { tmp, .. } => tmp.write_all(buf),
+            Output::Stream { w, .. } => w.write_all(buf),
             Output::Discard(s) => s.write_all(buf),
         }
     }
 
     fn flush(&mut self) -> io::Result<()> {
         match self {
-            Output::Stdout(w) => w.flush(),
+            Output::Stdout(w) => w.flush().map_err(stdout_io_error),
             Output::File { tmp, .. } => tmp.flush(),
+            Output::Stream { w, .. } => w.flush(),
             Output::Discard(s) => s.flush(),
         }
     }

@@ -14,6 +14,7 @@ use glyd_columnar::{detect, sniff_with, ArchiveReader, Format, RecordWriter, Wri
 use glyd_core::{Encoder, Options};
 
 use crate::args::{Args, CatFormat, RecordFormat};
+use crate::output::{print, Output};
 use crate::progress::human_bytes;
 
 /// Bytes read before choosing how to compress: enough for hundreds of records.
@@ -195,7 +196,7 @@ pub fn is_archive(head: &[u8]) -> bool {
 
 /// `glyd inspect FILE`.
 /// Reads the record archive at `path`, or standard input for `-`.
-fn open_archive(path: &Path) -> Result<ArchiveReader> {
+fn open_archive(path: &Path, memory: u64) -> Result<ArchiveReader> {
     let bytes = if path.as_os_str() == "-" {
         let mut b = Vec::new();
         io::stdin().lock().read_to_end(&mut b)?;
@@ -203,11 +204,13 @@ fn open_archive(path: &Path) -> Result<ArchiveReader> {
     } else {
         std::fs::read(path).with_context(|| path.display().to_string())?
     };
-    ArchiveReader::from_bytes(bytes).with_context(|| path.display().to_string())
+    Ok(ArchiveReader::from_bytes(bytes)
+        .with_context(|| path.display().to_string())?
+        .with_memory_limit(memory))
 }
 
-pub fn inspect(path: &Path) -> Result<()> {
-    let r = open_archive(path)?;
+pub fn inspect(path: &Path, memory: u64) -> Result<()> {
+    let r = open_archive(path, memory)?;
     let mut o = String::new();
     let (stored, input) = (r.len() as u64, r.input_len());
     let _ = writeln!(
@@ -247,7 +250,7 @@ pub fn inspect(path: &Path) -> Result<()> {
         }
         describe_table(&mut o, &r, t, table, &groups)?;
     }
-    write_or_quit(&mut io::stdout().lock(), o.as_bytes())
+    print(o)
 }
 
 /// Prints a table's layout and, per column, its type, codec and sizes.
@@ -381,8 +384,14 @@ fn describe_table(
 }
 
 /// `glyd cat [--table T] [--columns a,b] [--format csv|jsonl] FILE`.
-pub fn cat(path: &Path, table: Option<&str>, columns: &[String], format: CatFormat) -> Result<()> {
-    let r = open_archive(path)?;
+pub fn cat(
+    path: &Path,
+    table: Option<&str>,
+    columns: &[String],
+    format: CatFormat,
+    memory: u64,
+) -> Result<()> {
+    let r = open_archive(path, memory)?;
     let t = match table {
         Some(name) => r
             .table_index(name)
@@ -416,8 +425,7 @@ pub fn cat(path: &Path, table: Option<&str>, columns: &[String], format: CatForm
         .iter()
         .map(|&i| dialect.names[i].clone())
         .collect();
-    let stdout = io::stdout().lock();
-    let mut out = io::BufWriter::with_capacity(1 << 20, stdout);
+    let mut out = Output::stdout();
     let mut line = Vec::new();
     if format == CatFormat::Csv {
         for (k, n) in names.iter().enumerate() {
@@ -478,17 +486,14 @@ pub fn cat(path: &Path, table: Option<&str>, columns: &[String], format: CatForm
                     b"\n"
                 });
                 if line.len() > 1 << 16 {
-                    write_or_quit(&mut out, &line)?;
+                    out.write_all(&line)?;
                     line.clear();
                 }
             }
         }
     }
-    write_or_quit(&mut out, &line)?;
-    match out.flush() {
-        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
-        r => Ok(r?),
-    }
+    out.write_all(&line)?;
+    out.commit()
 }
 
 /// `glyd cat --format parquet`: the projected columns of table `t` as one Parquet file on
@@ -501,28 +506,20 @@ fn cat_parquet(r: &ArchiveReader, t: usize, projection: &[usize], path: &Path) -
     }
     let named = || path.display().to_string();
     let schema = r.table_schema(t).with_context(named)?.project(projection)?;
-    let out = io::BufWriter::with_capacity(1 << 20, io::stdout());
-    let mut w = crate::sql::parquet_writer(out, std::sync::Arc::new(schema))?;
+    let mut out = Output::stdout();
+    let mut w = crate::sql::parquet_writer(&mut out, std::sync::Arc::new(schema))?;
     for g in r.groups_of(t) {
         for b in r.read(Some(projection), g..g + 1).with_context(named)? {
             w.write(&b)?;
         }
     }
     w.close()?;
-    Ok(())
+    out.commit()
 }
 
 #[cfg(not(feature = "sql"))]
 fn cat_parquet(_: &ArchiveReader, _: usize, _: &[usize], _: &Path) -> Result<()> {
     anyhow::bail!("this glyd was built without the sql feature, which writes Parquet")
-}
-
-/// Writes, treating a closed pipe (`glyd cat ... | head`) as the reader having seen enough.
-pub(crate) fn write_or_quit(out: &mut impl Write, b: &[u8]) -> Result<()> {
-    match out.write_all(b) {
-        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => std::process::exit(0),
-        r => Ok(r?),
-    }
 }
 
 /// A CSV field, quoted when it holds a comma, quote or line break (RFC 4180).

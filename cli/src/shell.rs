@@ -12,8 +12,8 @@ use rustyline::error::ReadlineError;
 use rustyline::DefaultEditor;
 
 use crate::args::SqlFormat;
-use crate::records::write_or_quit;
-use crate::sql::{execute, render};
+use crate::output::{is_stdout_closed, print};
+use crate::sql::{run_one, Settings};
 
 const HELP: &str = "\
 Statements end with ';' and may span lines. Tables are named after their files.
@@ -25,12 +25,12 @@ Log functions: log_template(text), log_var(text, n), log_time(text [, year]),
 glyd_templates('file.glyd' [, 'column']).";
 
 /// Runs the shell, or the statements of standard input when it is not a terminal.
-pub fn run(rt: &tokio::runtime::Runtime, ctx: &SessionContext, format: SqlFormat) -> Result<()> {
-    if format == SqlFormat::Parquet {
+pub fn run(rt: &tokio::runtime::Runtime, ctx: &SessionContext, settings: Settings) -> Result<()> {
+    if settings.format == Some(SqlFormat::Parquet) {
         bail!("--format parquet writes one result: give the query as an argument");
     }
     if io::stdin().is_terminal() {
-        return interactive(rt, ctx, format);
+        return interactive(rt, ctx, settings);
     }
     let mut text = String::new();
     io::stdin()
@@ -38,10 +38,8 @@ pub fn run(rt: &tokio::runtime::Runtime, ctx: &SessionContext, format: SqlFormat
         .context("reading statements from standard input")?;
     for statement in statements(&text) {
         // In a pipe the first failure stops the run, as a script would.
-        let batches = rt
-            .block_on(execute(ctx, &statement))
+        rt.block_on(run_one(ctx, &statement, settings))
             .with_context(|| format!("in statement: {}", one_line(&statement)))?;
-        write_or_quit(&mut io::stdout().lock(), &render(&batches, format)?)?;
     }
     Ok(())
 }
@@ -49,7 +47,7 @@ pub fn run(rt: &tokio::runtime::Runtime, ctx: &SessionContext, format: SqlFormat
 fn interactive(
     rt: &tokio::runtime::Runtime,
     ctx: &SessionContext,
-    format: SqlFormat,
+    settings: Settings,
 ) -> Result<()> {
     let mut editor = DefaultEditor::new().context("starting the line editor")?;
     let history = history_path();
@@ -57,7 +55,7 @@ fn interactive(
         // A first run has no history yet.
         let _ = editor.load_history(h);
     }
-    eprintln!(
+    note!(
         "glyd sql: {} table(s). \\? for help, \\q to quit.",
         table_names(ctx).len()
     );
@@ -83,7 +81,7 @@ fn interactive(
             match command(rt, ctx, trimmed) {
                 Ok(true) => break,
                 Ok(false) => {}
-                Err(e) => eprintln!("error: {e:#}"),
+                Err(e) => note!("error: {e:#}"),
             }
             continue;
         }
@@ -97,19 +95,17 @@ fn interactive(
         }
         let _ = editor.add_history_entry(buffer.trim_end());
         for statement in statements(&buffer) {
-            let result = rt
-                .block_on(execute(ctx, &statement))
-                .and_then(|b| render(&b, format));
-            match result {
-                Ok(out) => write_or_quit(&mut io::stdout().lock(), &out)?,
-                Err(e) => eprintln!("error: {e:#}"),
+            match rt.block_on(run_one(ctx, &statement, settings)) {
+                Ok(()) => {}
+                Err(e) if is_stdout_closed(&e) => return Err(e),
+                Err(e) => note!("error: {e:#}"),
             }
         }
         buffer.clear();
     }
     if let Some(h) = &history {
         if let Err(e) = editor.save_history(h) {
-            eprintln!("glyd sql: could not save history to {}: {e}", h.display());
+            note!("glyd sql: could not save history to {}: {e}", h.display());
         }
     }
     Ok(())
@@ -120,7 +116,7 @@ fn command(rt: &tokio::runtime::Runtime, ctx: &SessionContext, line: &str) -> Re
     let mut words = line.split_whitespace();
     match (words.next().unwrap_or_default(), words.next()) {
         ("\\q", _) => return Ok(true),
-        ("\\?" | "\\h", _) => println!("{HELP}"),
+        ("\\?" | "\\h", _) => print(format!("{HELP}\n"))?,
         ("\\d", None) => {
             let mut out = String::new();
             for name in table_names(ctx) {
@@ -133,7 +129,7 @@ fn command(rt: &tokio::runtime::Runtime, ctx: &SessionContext, line: &str) -> Re
             if out.is_empty() {
                 out.push_str("no tables: start glyd sql with record archives (FILE...)\n");
             }
-            write_or_quit(&mut io::stdout().lock(), out.as_bytes())?;
+            print(out.as_bytes())?;
         }
         ("\\d", Some(name)) => {
             let table = rt
@@ -144,7 +140,7 @@ fn command(rt: &tokio::runtime::Runtime, ctx: &SessionContext, line: &str) -> Re
                 let null = if f.is_nullable() { "" } else { " not null" };
                 out.push_str(&format!("{:<24} {}{null}\n", f.name(), f.data_type()));
             }
-            write_or_quit(&mut io::stdout().lock(), out.as_bytes())?;
+            print(out.as_bytes())?;
         }
         (other, _) => bail!("unknown command {other}: \\? lists the commands"),
     }

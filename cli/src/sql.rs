@@ -1,22 +1,29 @@
 //! `glyd sql`: a SQL query over record archives, through DataFusion and the glyd-udf table
-//! providers, printed as an aligned table, CSV, JSON lines or Parquet.
+//! providers, printed as it arrives: CSV, JSON lines or Parquet streamed a batch at a time, or
+//! an aligned table (the default on a terminal) of the first rows.
 
 use std::collections::BTreeMap;
-use std::io::{self, IsTerminal};
+use std::io::{self, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::{bail, Context, Result};
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::arrow::record_batch::RecordBatch;
+use datafusion::error::DataFusionError;
+use datafusion::execution::SendableRecordBatchStream;
 use datafusion::parquet::arrow::ArrowWriter;
 use datafusion::parquet::basic::{Compression, ZstdLevel};
 use datafusion::parquet::file::properties::WriterProperties;
 use datafusion::prelude::SessionContext;
-use glyd_udf::{register_glyd_tables, register_log_functions, GlydTable};
+use futures::StreamExt;
+use glyd_udf::{
+    policy, register_glyd_tables_with, register_log_functions, GlydContext, GlydTable, ReadOptions,
+    SqlPolicy,
+};
 
 use crate::args::SqlFormat;
-use crate::records::write_or_quit;
+use crate::output::Output;
 
 /// The table name a file gives: its name up to the first dot, lowercased, with anything but
 /// letters, digits and `_` as `_` (`HDFS_2k.log_structured.csv.glyd` is `hdfs_2k`).
@@ -40,15 +47,16 @@ fn table_name(path: &Path) -> String {
 /// Registers the tables: `files` (archives, or folders of archives alike) named after
 /// themselves, `named` as `NAME=FILE`. Two tables
 /// of one name are an error that says how to tell them apart.
-fn register(ctx: &SessionContext, files: &[PathBuf], named: &[String]) -> Result<()> {
+fn register(ctx: &SessionContext, files: &[PathBuf], named: &[String], memory: u64) -> Result<()> {
+    let opts = ReadOptions { memory };
     let mut seen: BTreeMap<String, PathBuf> = BTreeMap::new();
     let mut add = |name: &str, path: &Path, explicit: bool| -> Result<()> {
         let names = if explicit || path.is_dir() {
-            let table = GlydTable::open(path)?;
-            ctx.register_table(name, Arc::new(table))?;
+            let table = GlydTable::open_table_with(path, None, &opts).map_err(flat)?;
+            ctx.register_table(name, Arc::new(table)).map_err(flat)?;
             vec![name.to_string()]
         } else {
-            register_glyd_tables(ctx, name, path)?
+            register_glyd_tables_with(ctx, name, path, &opts).map_err(flat)?
         };
         for n in names {
             if let Some(other) = seen.insert(n.clone(), path.to_path_buf()) {
@@ -73,33 +81,66 @@ fn register(ctx: &SessionContext, files: &[PathBuf], named: &[String]) -> Result
     Ok(())
 }
 
-/// Runs `query` over the archives and prints the result in `format`; with no query, opens
+/// How `glyd sql` runs and prints.
+#[derive(Copy, Clone, Debug)]
+pub struct Settings {
+    /// `None`: an aligned table on a terminal, CSV otherwise.
+    pub format: Option<SqlFormat>,
+    /// Rows an aligned table shows (the rest are counted, not held).
+    pub max_rows: usize,
+    /// SQL may only query the tables given: no DDL, DML or file access.
+    pub read_only: bool,
+    /// The archives' decode memory limit.
+    pub memory: u64,
+}
+
+impl Settings {
+    fn format(&self) -> SqlFormat {
+        self.format.unwrap_or(if io::stdout().is_terminal() {
+            SqlFormat::Table
+        } else {
+            SqlFormat::Csv
+        })
+    }
+
+    fn policy(&self) -> SqlPolicy {
+        if self.read_only {
+            SqlPolicy::default()
+        } else {
+            SqlPolicy::trusted()
+        }
+    }
+}
+
+/// Runs `query` over the archives and prints the result as it arrives; with no query, opens
 /// the shell (see [`crate::shell`]).
 pub fn run(
     query: Option<&str>,
     files: &[PathBuf],
     named: &[String],
-    format: SqlFormat,
+    settings: Settings,
 ) -> Result<()> {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .context("starting the query runtime")?;
     let ctx = SessionContext::new();
-    register_log_functions(&ctx);
-    register(&ctx, files, named)?;
+    register_log_functions(&ctx, settings.policy());
+    if !settings.read_only {
+        ctx.enable_glyd_tables();
+    }
+    register(&ctx, files, named, settings.memory)?;
     let Some(query) = query else {
-        return crate::shell::run(&rt, &ctx, format);
+        return crate::shell::run(&rt, &ctx, settings);
     };
-    let batches = rt.block_on(execute(&ctx, query)).map_err(|e| {
-        if files.is_empty() && named.is_empty() {
-            // Table functions (`glyd_templates`) need no tables; anything else does.
+    rt.block_on(run_one(&ctx, query, settings)).map_err(|e| {
+        let missing = e.to_string().contains("not found");
+        if missing && files.is_empty() && named.is_empty() {
             e.context("no tables were given: add record archives (FILE...) or -t NAME=FILE")
         } else {
             e
         }
-    })?;
-    write_or_quit(&mut io::stdout().lock(), &render(&batches, format)?)
+    })
 }
 
 /// A Parquet writer compressing with zstd level 3 (the level Parquet users commonly pick).
@@ -113,53 +154,88 @@ pub(crate) fn parquet_writer<W: io::Write + Send>(
     Ok(ArrowWriter::try_new(out, schema, Some(props))?)
 }
 
-/// Runs one statement to completion.
-pub(crate) async fn execute(ctx: &SessionContext, query: &str) -> Result<Vec<RecordBatch>> {
-    // DataFusion's errors repeat their message in their source chain: keep the message only.
-    let flat = |e: datafusion::error::DataFusionError| anyhow::Error::msg(e.to_string());
-    let df = ctx.sql(query).await.map_err(flat)?;
-    df.collect().await.map_err(flat)
+/// DataFusion's errors as one message: an archive's own error (wrapped as "External error")
+/// as it is, since it already names the file, and no source chain repeating the message.
+pub(crate) fn flat(e: DataFusionError) -> anyhow::Error {
+    match e {
+        DataFusionError::External(inner) => anyhow::Error::msg(inner.to_string()),
+        e => anyhow::Error::msg(e.to_string()),
+    }
 }
 
-/// A result as bytes of `format`.
-pub(crate) fn render(batches: &[RecordBatch], format: SqlFormat) -> Result<Vec<u8>> {
-    let mut out = Vec::new();
+/// Runs one statement and prints its result to standard output as it arrives.
+pub(crate) async fn run_one(ctx: &SessionContext, query: &str, settings: Settings) -> Result<()> {
+    let df = policy::sql(ctx, query, settings.policy())
+        .await
+        .map_err(flat)?;
+    let stream = df.execute_stream().await.map_err(flat)?;
+    let mut out = Output::stdout();
+    write_stream(stream, settings.format(), settings.max_rows, &mut out).await?;
+    out.commit()
+}
+
+/// Writes a result in `format` as its batches arrive, holding at most one batch (an aligned
+/// table holds its first `max_rows` rows, and counts the rest).
+async fn write_stream(
+    mut stream: SendableRecordBatchStream,
+    format: SqlFormat,
+    max_rows: usize,
+    out: &mut Output,
+) -> Result<()> {
+    let schema = stream.schema();
     match format {
         SqlFormat::Table => {
-            let text = datafusion::arrow::util::pretty::pretty_format_batches(batches)?;
-            out.extend_from_slice(format!("{text}\n").as_bytes());
+            let (mut shown, mut rows) = (Vec::new(), 0usize);
+            while let Some(b) = stream.next().await {
+                let b = b.map_err(flat)?;
+                if rows < max_rows {
+                    shown.push(b.slice(0, b.num_rows().min(max_rows - rows)));
+                }
+                rows += b.num_rows();
+            }
+            if shown.is_empty() {
+                shown.push(RecordBatch::new_empty(schema));
+            }
+            let text = datafusion::arrow::util::pretty::pretty_format_batches(&shown)?;
+            out.write_all(format!("{text}\n").as_bytes())?;
+            if rows > max_rows {
+                out.flush()?;
+                note!("({rows} rows; the first {max_rows} shown: --max-rows N shows more, --format csv all)");
+            }
         }
         SqlFormat::Csv => {
             let mut w = datafusion::arrow::csv::WriterBuilder::new()
                 .with_header(true)
-                .build(&mut out);
-            for b in batches {
-                w.write(b)?;
+                .build(&mut *out);
+            let mut any = false;
+            while let Some(b) = stream.next().await {
+                w.write(&b.map_err(flat)?)?;
+                any = true;
+            }
+            if !any {
+                // The header alone, for a result with no rows.
+                w.write(&RecordBatch::new_empty(schema))?;
             }
         }
         SqlFormat::Parquet => {
             if io::stdout().is_terminal() {
                 bail!("--format parquet writes binary: redirect standard output to a file");
             }
-            let schema = match batches.first() {
-                Some(b) => b.schema(),
-                None => Arc::new(datafusion::arrow::datatypes::Schema::empty()),
-            };
-            let mut w = parquet_writer(&mut out, schema)?;
-            for b in batches {
-                w.write(b)?;
+            let mut w = parquet_writer(&mut *out, schema)?;
+            while let Some(b) = stream.next().await {
+                w.write(&b.map_err(flat)?)?;
             }
             w.close()?;
         }
         SqlFormat::Jsonl => {
-            let mut w = datafusion::arrow::json::LineDelimitedWriter::new(&mut out);
-            for b in batches {
-                w.write(b)?;
+            let mut w = datafusion::arrow::json::LineDelimitedWriter::new(&mut *out);
+            while let Some(b) = stream.next().await {
+                w.write(&b.map_err(flat)?)?;
             }
             w.finish()?;
         }
     }
-    Ok(out)
+    Ok(())
 }
 
 #[cfg(test)]

@@ -10,6 +10,8 @@ use glyd_gpu::archive::EntryKind;
 use glyd_gpu::{Layout, Model, PackOptions, TensorArchive};
 
 use crate::args::TensorLayout;
+use crate::cleanup;
+use crate::output::{print, same_file, temp_place, Output};
 use crate::progress::{human_bytes, Ui};
 use crate::SUFFIX;
 
@@ -20,13 +22,6 @@ pub fn is_tensor_archive(path: &Path) -> bool {
         .and_then(|mut f| f.read_exact(&mut head))
         .is_ok()
         && glyd_gpu::archive::is_tensor_archive(&head)
-}
-
-fn refuse_existing(path: &Path, force: bool) -> Result<()> {
-    if !force && path.exists() {
-        bail!("{} already exists; use -f to overwrite", path.display());
-    }
-    Ok(())
 }
 
 pub fn pack(
@@ -43,7 +38,9 @@ pub fn pack(
         s.push(SUFFIX);
         PathBuf::from(s)
     });
-    refuse_existing(&output, force)?;
+    if output == input || same_file(&output, input) {
+        bail!("{}: the output would overwrite the input", input.display());
+    }
     let opts = PackOptions {
         layout: match layout {
             TensorLayout::Dense => Layout::Dense,
@@ -52,16 +49,19 @@ pub fn pack(
         base: base.map(Path::to_path_buf),
     };
     // Model errors name the file themselves.
-    let total = Model::open(input)?.total_len();
-    let bar = ui.bar(Some(total), "pack");
-    let r = glyd_gpu::pack(input, &output, &opts, &mut |done| bar.set_position(done))
+    let model = Model::open(input)?;
+    let like = model.files.first().map(|f| f.path.clone());
+    let mut out = Output::file(&output, force, like.as_deref())?;
+    let bar = ui.bar(Some(model.total_len()), "pack");
+    let r = glyd_gpu::pack_to(&model, &mut out, &opts, &mut |done| bar.set_position(done))
         .with_context(|| format!("packing {}", input.display()))?;
+    out.commit()?;
     bar.finish_and_clear();
     if report {
-        print!("{}", report_table(&r));
+        print(report_table(&r))?;
     }
     if ui.summaries || report {
-        eprintln!(
+        note!(
             "{}: {} => {} ({:.3}x), {} tensors -> {}",
             input.display(),
             human_bytes(r.input_bytes),
@@ -119,9 +119,12 @@ pub fn unpack(
     base: Option<&Path>,
     tensor: Option<&str>,
     force: bool,
+    memory: u64,
     ui: Ui,
 ) -> Result<()> {
-    let a = TensorArchive::open(archive).with_context(|| format!("{}", archive.display()))?;
+    let a = TensorArchive::open(archive)
+        .with_context(|| format!("{}", archive.display()))?
+        .with_memory_limit(memory);
     let base = base
         .map(|b| Model::open(b).with_context(|| format!("base model {}", b.display())))
         .transpose()?;
@@ -130,34 +133,56 @@ pub fn unpack(
         None => {
             let s = archive.to_string_lossy();
             match s.strip_suffix(SUFFIX) {
-                Some(stem) if tensor.is_none() => PathBuf::from(stem),
+                Some(stem) if tensor.is_none() && !stem.is_empty() => PathBuf::from(stem),
                 _ => bail!("name the output: glyd unpack {} OUT", archive.display()),
             }
         }
     };
-    refuse_existing(&output, force)?;
+    if output == archive || same_file(&output, archive) {
+        bail!(
+            "{}: the output would overwrite the archive",
+            archive.display()
+        );
+    }
+    let named = || format!("unpacking {}", archive.display());
     if let Some(name) = tensor {
-        let bytes = a
-            .read_tensor(name, base.as_ref())
-            .with_context(|| format!("{}", archive.display()))?;
-        let dir = output
-            .parent()
-            .filter(|p| !p.as_os_str().is_empty())
-            .unwrap_or(Path::new("."));
-        let tmp = tempfile::NamedTempFile::new_in(dir)?;
-        std::fs::write(tmp.path(), &bytes)?;
-        if let Ok(meta) = std::fs::metadata(archive) {
-            let _ = std::fs::set_permissions(tmp.path(), meta.permissions());
-        }
-        tmp.persist(&output)?;
-        return Ok(());
+        let mut out = Output::file(&output, force, Some(archive))?;
+        a.write_tensor(name, &mut out, base.as_ref())
+            .with_context(named)?;
+        return out.commit();
     }
     let bar = ui.bar(Some(a.unpacked_len()), "unpack");
-    a.unpack(&output, base.as_ref(), &mut |done| bar.set_position(done))
-        .with_context(|| format!("unpacking {}", archive.display()))?;
+    if a.folder {
+        if !force && std::fs::symlink_metadata(&output).is_ok() {
+            bail!(
+                "{} already exists; use -f to unpack into it",
+                output.display()
+            );
+        }
+        let (dir, name) = temp_place(&output);
+        let staging = tempfile::Builder::new()
+            .prefix(&format!(".{name}.glyd-unpack-"))
+            .tempdir_in(dir)
+            .with_context(|| format!("cannot create a folder in {}", dir.display()))?;
+        let _pending = cleanup::Pending::new(staging.path());
+        a.unpack_into(staging.path(), base.as_ref(), &mut |done| {
+            bar.set_position(done)
+        })
+        .with_context(named)?;
+        glyd_gpu::unpack::install(staging.path(), &output, force, archive).with_context(named)?;
+    } else {
+        let mut out = Output::file(&output, force, Some(archive))?;
+        let mut done = 0;
+        a.write_file(0, &mut out, base.as_ref(), &mut |n| {
+            done += n;
+            bar.set_position(done)
+        })
+        .with_context(named)?;
+        out.commit()?;
+    }
     bar.finish_and_clear();
     if ui.summaries {
-        eprintln!(
+        note!(
             "{}: {} -> {}",
             archive.display(),
             human_bytes(a.unpacked_len()),
@@ -198,6 +223,5 @@ pub fn inspect(path: &Path) -> Result<()> {
             }
         }
     }
-    print!("{o}");
-    Ok(())
+    print(o)
 }

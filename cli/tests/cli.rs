@@ -580,11 +580,40 @@ fn sql_queries_record_archives() {
     std::fs::write(d.join("hdfs.csv"), std::fs::read(sample_csv()).unwrap()).unwrap();
     assert!(run(&["-r", "hdfs.csv"], d).status.success());
     let query = "SELECT \"Level\", count(*) AS n FROM hdfs GROUP BY \"Level\" ORDER BY n DESC";
+    // In a pipe, CSV; an aligned table when asked for.
     let o = run(&["sql", query, "hdfs.csv.glyd"], d);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        String::from_utf8(o.stdout).unwrap(),
+        "Level,n\nINFO,1920\nWARN,80\n"
+    );
+    let o = run(&["sql", "--format", "table", query, "hdfs.csv.glyd"], d);
     assert!(o.status.success(), "{}", stderr(&o));
     let text = String::from_utf8(o.stdout).unwrap();
     assert!(text.contains("| Level | n    |"), "{text}");
     assert!(text.contains("| INFO  | 1920 |"), "{text}");
+    // A table shows its first rows and says how many there were.
+    let all = "SELECT \"LineId\" FROM hdfs ORDER BY 1";
+    let o = run(
+        &[
+            "sql",
+            "--format",
+            "table",
+            "--max-rows",
+            "2",
+            all,
+            "hdfs.csv.glyd",
+        ],
+        d,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = String::from_utf8(o.stdout.clone()).unwrap();
+    assert_eq!(text.lines().count(), 6, "{text}");
+    assert!(
+        stderr(&o).contains("2000 rows; the first 2 shown"),
+        "{}",
+        stderr(&o)
+    );
     let o = run(
         &[
             "sql",

@@ -709,6 +709,8 @@ pub struct ArchiveReader {
     schemas: Vec<SchemaRef>,
     /// Whether this is an Arrow table ([`Format::Arrow`]), which rebuilds as Parquet.
     arrow: bool,
+    /// The most memory decoding may hold at once (see [`ArchiveReader::with_memory_limit`]).
+    memory: u64,
 }
 
 impl ArchiveReader {
@@ -808,7 +810,37 @@ impl ArchiveReader {
             groups,
             schemas,
             arrow: matches!(header.format, Format::Arrow(_)),
+            memory: glyd_core::DEFAULT_MEMORY_LIMIT,
         })
+    }
+
+    /// Sets the memory limit: row groups decoded at once (in parallel, or one whose columns
+    /// decode in parallel) may together need at most `bytes` (see [`rowgroup::decode_need`]);
+    /// a row group that alone needs more is an error naming it, before anything is decoded.
+    /// The default is [`glyd_core::DEFAULT_MEMORY_LIMIT`].
+    pub fn with_memory_limit(mut self, bytes: u64) -> Self {
+        self.memory = bytes.max(1);
+        self
+    }
+
+    /// Splits `groups` into runs decoded together: each at most `max` row groups whose needs
+    /// sum to at most the memory limit.
+    fn runs(&self, groups: &[RowGroupMeta], max: usize) -> Result<Vec<Range<usize>>> {
+        let mut runs = Vec::new();
+        let (mut start, mut held) = (0, 0u64);
+        for (i, g) in groups.iter().enumerate() {
+            let src = &self.data[g.offset as usize..g.end as usize];
+            let need = rowgroup::check_need(src, g, self.memory)?;
+            if i > start && (i - start == max.max(1) || held + need > self.memory) {
+                runs.push(start..i);
+                (start, held) = (i, 0);
+            }
+            held += need;
+        }
+        if start < groups.len() {
+            runs.push(start..groups.len());
+        }
+        Ok(runs)
     }
 
     /// Whether the archive holds an Arrow table (from Parquet): it rebuilds as a Parquet file
@@ -930,7 +962,9 @@ impl ArchiveReader {
                 self.groups.len()
             ))
         })?;
-        Ok((g, &self.data[g.offset as usize..g.end as usize]))
+        let src = &self.data[g.offset as usize..g.end as usize];
+        rowgroup::check_need(src, g, self.memory)?;
+        Ok((g, src))
     }
 
     /// How column `column` of row group `group` is coded (decodes at most two small streams).
@@ -989,16 +1023,31 @@ impl ArchiveReader {
             full.project(&cols)
                 .map_err(|e| Error::Request(e.to_string()))?,
         );
+        let mut batches = Vec::with_capacity(metas.len());
+        for run in self.runs(metas, usize::MAX)? {
+            batches.extend(self.read_run(&metas[run], &cols, &schema)?);
+        }
+        Ok(batches)
+    }
+
+    /// [`ArchiveReader::read`] of row groups `metas` decoded together, in parallel.
+    fn read_run(
+        &self,
+        metas: &[RowGroupMeta],
+        cols: &[usize],
+        schema: &SchemaRef,
+    ) -> Result<Vec<RecordBatch>> {
+        let full = &self.schemas[metas.first().map_or(0, |g| g.table)];
         metas
             .par_iter()
             .map(|g| {
                 let src = &self.data[g.offset as usize..g.end as usize];
-                let columns = self.decode_for_arrow(src, g, &cols, true)?;
+                let columns = self.decode_for_arrow(src, g, cols, true)?;
                 let rows = g.rows as usize;
                 let e = self.tables[g.table].escapes();
                 let arrays = columns
                     .iter()
-                    .zip(&cols)
+                    .zip(cols)
                     .zip(escaped_columns(&columns, e))
                     .map(|((c, &i), escaped)| {
                         let target = full.field(i).data_type();
@@ -1149,6 +1198,7 @@ impl ArchiveReader {
             let mut write = |piece: &[u8]| out.write_all(piece).map_err(Error::from);
             for g in &self.groups {
                 let src = &self.data[g.offset as usize..g.end as usize];
+                rowgroup::check_need(src, g, self.memory)?;
                 let d = &self.tables[g.table].dialect;
                 rowgroup::rebuild_passing(src, g, d, &mut buf, &mut write)?;
                 total += g.input_len;
@@ -1157,7 +1207,8 @@ impl ArchiveReader {
         }
         // One output buffer per thread, reused: a fresh one would be faulted in page by page.
         let mut bufs: Vec<Vec<u8>> = vec![Vec::new(); threads];
-        for batch in self.groups.chunks(threads) {
+        for run in self.runs(&self.groups, threads)? {
+            let batch = &self.groups[run];
             batch
                 .par_iter()
                 .zip(bufs.par_iter_mut())
@@ -1204,8 +1255,16 @@ fn schema_of(table: usize, d: &Dialect, groups: &[RowGroupMeta]) -> SchemaRef {
 
 /// Reads a record archive from `src` (a pipe will do: it is read front to back) and writes the
 /// original input to `out` (for an Arrow table, read whole, a Parquet file of its data);
-/// returns its length.
-pub fn rebuild(mut src: impl Read, mut out: impl Write) -> Result<u64> {
+/// returns its length. Memory is limited to [`glyd_core::DEFAULT_MEMORY_LIMIT`] (see
+/// [`rebuild_with_limit`]).
+pub fn rebuild(src: impl Read, out: impl Write) -> Result<u64> {
+    rebuild_with_limit(src, out, glyd_core::DEFAULT_MEMORY_LIMIT)
+}
+
+/// [`rebuild`] holding at most `memory` bytes for a row group (its stored bytes, then what
+/// decoding it needs, see [`rowgroup::decode_need`]): a row group that needs more is refused
+/// with an error naming it before its bytes are read.
+pub fn rebuild_with_limit(mut src: impl Read, mut out: impl Write, memory: u64) -> Result<u64> {
     let mut buf = Vec::new();
     let header = loop {
         if let Some(h) = parse_header(&buf)? {
@@ -1221,7 +1280,9 @@ pub fn rebuild(mut src: impl Read, mut out: impl Write) -> Result<u64> {
     if let Format::Arrow(_) = header.format {
         // Parquet is written from the footer back: the archive is read whole first.
         src.read_to_end(&mut buf)?;
-        return ArchiveReader::from_bytes(buf)?.rebuild_to(out);
+        return ArchiveReader::from_bytes(buf)?
+            .with_memory_limit(memory)
+            .rebuild_to(out);
     }
     let mut tables = vec![header.format.first_table()];
     let mut total = 0u64;
@@ -1243,7 +1304,21 @@ pub fn rebuild(mut src: impl Read, mut out: impl Write) -> Result<u64> {
             });
         }
         if buf[0] == TAG_END {
-            while read_more(&mut src, &mut buf, 1 << 16)? > 0 {}
+            // A footer holds four varints per row group and a few fields: anything much
+            // longer is not one, and a pipe that keeps sending must not fill memory.
+            let most = 64 + 48 * entries.len();
+            while read_more(&mut src, &mut buf, 1 << 16)? > 0 {
+                if buf.len() > most {
+                    return Err(Error::corrupt(
+                        "footer",
+                        offset,
+                        format!(
+                            "longer than a footer of {} row groups can be",
+                            entries.len()
+                        ),
+                    ));
+                }
+            }
             let got = parse_footer(&buf, offset)?;
             if got != entries {
                 return Err(Error::corrupt(
@@ -1294,7 +1369,17 @@ pub fn rebuild(mut src: impl Read, mut out: impl Write) -> Result<u64> {
                 r => break r?,
             }
         };
-        let len = (meta.end - offset) as usize;
+        let len = meta.end - offset;
+        if len > memory {
+            return Err(glyd_core::Error::MemoryLimit {
+                what: "row group",
+                offset,
+                needed: len,
+                limit: memory,
+            }
+            .into());
+        }
+        let len = len as usize;
         while buf.len() < len {
             let want = len - buf.len();
             if read_more(&mut src, &mut buf, want)? == 0 {
@@ -1305,6 +1390,7 @@ pub fn rebuild(mut src: impl Read, mut out: impl Write) -> Result<u64> {
             }
         }
         part.clear();
+        rowgroup::check_need(&buf[..len], &meta, memory)?;
         rowgroup::rebuild(&buf[..len], &meta, &tables[meta.table].dialect, &mut part)?;
         out.write_all(&part)?;
         total += part.len() as u64;
@@ -1319,8 +1405,10 @@ pub fn rebuild(mut src: impl Read, mut out: impl Write) -> Result<u64> {
     }
 }
 
-/// Appends up to `n` more bytes from `src` to `buf`; returns how many (0 at the end).
+/// Appends up to `n` more bytes from `src` to `buf`; returns how many (0 at the end). At most
+/// 1 MiB is asked for at a time, so the buffer grows with what arrives, never ahead of it.
 fn read_more(src: &mut impl Read, buf: &mut Vec<u8>, n: usize) -> Result<usize> {
+    let n = n.min(1 << 20);
     let start = buf.len();
     buf.resize(start + n, 0);
     let got = loop {

@@ -47,8 +47,8 @@ pub mod text_test;
 pub mod words;
 
 pub use archive::{
-    detect, is_archive, rebuild, with_string_views, ArchiveReader, BatchWriter, Format,
-    GroupBatches, RecordWriter, WriteOptions, DEFAULT_ROW_GROUP, RECORDS,
+    detect, is_archive, rebuild, rebuild_with_limit, with_string_views, ArchiveReader, BatchWriter,
+    Format, GroupBatches, RecordWriter, WriteOptions, DEFAULT_ROW_GROUP, RECORDS,
 };
 pub use delimited::{sniff, sniff_with, Dialect};
 pub use error::{Error, Result};

@@ -888,6 +888,48 @@ fn at_column(e: Error, i: usize, offset: u64) -> Error {
 
 /// The most bytes any stream of a row group can decode to: integers take at most 10 bytes per
 /// input byte, and everything else less.
+/// Bytes a reader holds per row of each decoded column at most (a value, its null flag, its
+/// text offset and dictionary id), for [`decode_need`].
+const ROW_BYTES: u64 = 24;
+
+/// An upper bound on the memory that decoding row group `meta` (bytes from `src[0]`) takes:
+/// its rebuilt input, every chunk decoded (sizes from the chunk headers, nothing decoded), and
+/// the per-row entries of each column. A reader compares it with its memory limit before it
+/// decodes anything, so a small archive that declares huge row groups is refused up front.
+pub fn decode_need(src: &[u8], meta: &RowGroupMeta) -> Result<u64> {
+    let mut need = meta.input_len;
+    let streams = meta
+        .columns
+        .iter()
+        .flat_map(|c| &c.streams)
+        .chain(&meta.row_streams);
+    for s in streams {
+        let at = (s.offset - meta.offset) as usize;
+        let head = src.get(at..).ok_or(Error::Truncated {
+            what: "column chunk",
+            offset: s.offset,
+        })?;
+        need = need.saturating_add(glyd_core::chunk::declared_size(head, s.offset)?);
+    }
+    let cells = meta.rows.saturating_mul(meta.columns.len() as u64 + 1);
+    Ok(need.saturating_add(cells.saturating_mul(ROW_BYTES)))
+}
+
+/// [`decode_need`] checked against `limit`: the need, or an error naming the row group.
+pub fn check_need(src: &[u8], meta: &RowGroupMeta, limit: u64) -> Result<u64> {
+    let need = decode_need(src, meta)?;
+    if need > limit {
+        return Err(glyd_core::Error::MemoryLimit {
+            what: "row group",
+            offset: meta.offset,
+            needed: need,
+            limit,
+        }
+        .into());
+    }
+    Ok(need)
+}
+
 fn chunk_limit(meta: &RowGroupMeta) -> usize {
     (meta.input_len as usize)
         .saturating_mul(10)

@@ -25,6 +25,21 @@ pub fn encode_chunk(src: &[u8], level: Level, out: &mut Vec<u8>) -> usize {
     BLOCK_HEADER_LEN + payload.len()
 }
 
+/// The decoded size the chunk starting `src` declares in its header, without decoding it (for
+/// a reader that checks what a set of chunks will take before it decodes any).
+pub fn declared_size(src: &[u8], offset: u64) -> Result<u64> {
+    let head: &[u8; BLOCK_HEADER_LEN] = src
+        .get(..BLOCK_HEADER_LEN)
+        .and_then(|h| h.try_into().ok())
+        .ok_or(Error::Truncated {
+            what: "chunk header",
+            offset,
+        })?;
+    Ok(u64::from(
+        BlockHeader::parse(head, MAX_CHUNK, 0, offset)?.decoded_size,
+    ))
+}
+
 /// Decodes the chunk that is exactly `src`, found at byte `offset` of its container, into a new
 /// buffer, refusing one that claims to decode to more than `max_decoded` bytes (so a hostile
 /// header cannot make us allocate). Verifies the checksum.

@@ -183,10 +183,23 @@ struct Pending {
     payload: Vec<u8>,
 }
 
-/// Streaming decompressor over any reader. Memory is about block size × threads × 2.
+/// A block header read but not yet taken into a batch (the batch was full).
+struct Held {
+    header: BlockHeader,
+    bytes: [u8; BLOCK_HEADER_LEN],
+    block: u64,
+    offset: u64,
+}
+
+/// Streaming decompressor over any reader. It holds the blocks of one batch, compressed and
+/// decoded: up to `threads` blocks, fewer where their sizes would pass the memory limit
+/// ([`crate::DEFAULT_MEMORY_LIMIT`] unless set), and a block that alone needs more than the
+/// limit is an error before anything is allocated for it.
 pub struct Decoder<R: Read> {
     src: Counted<R>,
     threads: usize,
+    memory: u64,
+    held: Option<Held>,
     state: State,
     frames: u64,
     pending: Vec<Pending>,
@@ -206,6 +219,8 @@ impl<R: Read> Decoder<R> {
         Self {
             src: Counted { inner, pos: 0 },
             threads: parallel::resolve_threads(threads),
+            memory: crate::DEFAULT_MEMORY_LIMIT,
+            held: None,
             state: State::FrameStart,
             frames: 0,
             pending: Vec::new(),
@@ -213,6 +228,12 @@ impl<R: Read> Decoder<R> {
             out: Vec::new(),
             out_pos: 0,
         }
+    }
+
+    /// Sets the memory limit (bytes of compressed and decoded blocks held at once).
+    pub fn with_memory_limit(mut self, bytes: u64) -> Self {
+        self.memory = bytes.max(1);
+        self
     }
 
     /// Bytes of compressed input consumed so far.
@@ -265,12 +286,48 @@ impl<R: Read> Decoder<R> {
                 } => {
                     let want = self.threads.max(1);
                     let mut ended = false;
+                    let mut held_bytes = 0u64;
                     while self.pending.len() < want {
-                        let offset = self.src.pos;
-                        let block = (seen.len() / BLOCK_HEADER_LEN) as u64;
-                        let mut hb = [0u8; BLOCK_HEADER_LEN];
-                        self.src.exact(&mut hb, "block header")?;
-                        let h = BlockHeader::parse(&hb, header.block_max(), block, offset)?;
+                        let Held {
+                            header: h,
+                            bytes: hb,
+                            block,
+                            offset,
+                        } = match self.held.take() {
+                            Some(held) => held,
+                            None => {
+                                let offset = self.src.pos;
+                                let block = (seen.len() / BLOCK_HEADER_LEN) as u64;
+                                let mut hb = [0u8; BLOCK_HEADER_LEN];
+                                self.src.exact(&mut hb, "block header")?;
+                                let h = BlockHeader::parse(&hb, header.block_max(), block, offset)?;
+                                Held {
+                                    header: h,
+                                    bytes: hb,
+                                    block,
+                                    offset,
+                                }
+                            }
+                        };
+                        let need = u64::from(h.stored_size) + u64::from(h.decoded_size);
+                        if need > self.memory {
+                            return Err(Error::MemoryLimit {
+                                what: "block",
+                                offset,
+                                needed: need,
+                                limit: self.memory,
+                            });
+                        }
+                        if !self.pending.is_empty() && held_bytes + need > self.memory {
+                            self.held = Some(Held {
+                                header: h,
+                                bytes: hb,
+                                block,
+                                offset,
+                            });
+                            break;
+                        }
+                        held_bytes += need;
                         if h.kind == BlockKind::End {
                             // The index repeats the headers already read: its size is known,
                             // so a hostile size never drives an allocation.

@@ -53,9 +53,23 @@ pub enum Error {
     #[error("output buffer too small: need {needed} bytes, have {available}")]
     OutputTooSmall { needed: u64, available: usize },
 
+    /// Decoding a piece of the stream would take more memory than the limit allows.
+    #[error("{what} at byte {offset} needs {} to decode, more than the memory limit of {}: if the input is trusted, raise the limit (glyd --memory=SIZE)", mib(*.needed), mib(*.limit))]
+    MemoryLimit {
+        what: &'static str,
+        offset: u64,
+        needed: u64,
+        limit: u64,
+    },
+
     /// A caller-supplied setting is out of range.
     #[error("invalid option: {0}")]
     InvalidOption(String),
+}
+
+/// Bytes in MiB for messages (at least 0.1 MiB shown, so a limit never reads as 0).
+pub fn mib(bytes: u64) -> String {
+    format!("{:.1} MiB", (bytes as f64 / f64::from(1 << 20)).max(0.1))
 }
 
 fn block_label(block: Option<u64>) -> String {

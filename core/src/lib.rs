@@ -54,6 +54,12 @@ pub struct Options {
     pub long: bool,
 }
 
+/// Memory a decoder may use for the data it holds (compressed and decoded blocks, record
+/// archive row groups and their columns) unless told otherwise: enough for the largest blocks
+/// and row groups glyd writes (`--long`'s 128 MiB blocks, 64 MiB row groups), so only a hostile
+/// or unusually wide archive meets it. Parallel decoding is trimmed to stay under it.
+pub const DEFAULT_MEMORY_LIMIT: u64 = 1 << 30;
+
 /// The default block size with [`Options::long`]: the largest the format allows, 128 MiB.
 pub const LONG_BLOCK_SIZE: usize = 1 << frame::MAX_BLOCK_LOG;
 

@@ -57,6 +57,16 @@ pub struct Entry {
     pub checksum: u32,
 }
 
+impl Entry {
+    /// The tensor's name, for a tensor entry.
+    pub fn tensor_name(&self) -> Option<&str> {
+        match &self.kind {
+            EntryKind::Tensor { name, .. } => Some(name),
+            _ => None,
+        }
+    }
+}
+
 /// One packed file: its entries in file order.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FileRecord {
@@ -146,15 +156,38 @@ pub fn pack(
     progress: &mut dyn FnMut(u64),
 ) -> Result<PackReport> {
     let model = Model::open(input)?;
-    let base = opts.base.as_deref().map(Model::open).transpose()?;
     let dir = output
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
     let tmp = tempfile::Builder::new()
         .prefix(".glyd-pack-")
-        .tempfile_in(dir)?;
+        .tempfile_in(dir)
+        .map_err(|e| Error::at(dir, e))?;
     let mut w = BufWriter::with_capacity(1 << 20, tmp.as_file());
+    let report = pack_to(&model, &mut w, opts, progress)?;
+    w.flush()?;
+    drop(w);
+    tmp.as_file().sync_all()?;
+    // The archive takes the model's permissions (as gzip and zstd outputs do), not the
+    // temporary file's private ones.
+    if let Some(Ok(meta)) = model.files.first().map(|f| std::fs::metadata(&f.path)) {
+        let _ = std::fs::set_permissions(tmp.path(), meta.permissions());
+    }
+    tmp.persist(output)
+        .map_err(|e| Error::at(output, e.error))?;
+    Ok(report)
+}
+
+/// Packs `model` into a tensor archive written to `w` from start to end (no seeking), so a
+/// caller may write it anywhere. `progress` as for [`pack`].
+pub fn pack_to(
+    model: &Model,
+    w: &mut dyn Write,
+    opts: &PackOptions,
+    progress: &mut dyn FnMut(u64),
+) -> Result<PackReport> {
+    let base = opts.base.as_deref().map(Model::open).transpose()?;
     w.write_all(&MAGIC)?;
     w.write_all(&[VERSION, 0, 0, 0])?;
     let mut at = HEADER_LEN;
@@ -164,26 +197,25 @@ pub fn pack(
         ..Default::default()
     };
     let mut records = Vec::with_capacity(model.files.len());
-    let mut put =
-        |w: &mut BufWriter<&File>, kind, raw: &[u8], method, payload: &[u8]| -> Result<Entry> {
-            w.write_all(payload)?;
-            let e = Entry {
-                kind,
-                raw_len: raw.len() as u64,
-                method,
-                offset: at,
-                len: payload.len() as u64,
-                checksum: glyd_core::checksum(raw),
-            };
-            at += payload.len() as u64;
-            Ok(e)
+    let mut put = |w: &mut dyn Write, kind, raw: &[u8], method, payload: &[u8]| -> Result<Entry> {
+        w.write_all(payload)?;
+        let e = Entry {
+            kind,
+            raw_len: raw.len() as u64,
+            method,
+            offset: at,
+            len: payload.len() as u64,
+            checksum: glyd_core::checksum(raw),
         };
+        at += payload.len() as u64;
+        Ok(e)
+    };
     for file in &model.files {
         let mut entries = Vec::new();
         let Some(h) = &file.header else {
             let bytes = read_range(&file.path, 0, file.len)?;
             let (m, p) = tensor::encode(DType::U8, &bytes, opts.layout, None);
-            entries.push(put(&mut w, EntryKind::File, &bytes, m, &p)?);
+            entries.push(put(w, EntryKind::File, &bytes, m, &p)?);
             done += file.len;
             progress(done);
             records.push(FileRecord {
@@ -194,7 +226,7 @@ pub fn pack(
             continue;
         };
         let (m, p) = tensor::encode(DType::U8, &h.json, opts.layout, None);
-        entries.push(put(&mut w, EntryKind::Header, &h.json, m, &p)?);
+        entries.push(put(w, EntryKind::Header, &h.json, m, &p)?);
         for part in h.parts() {
             let (start, end) = match part {
                 Part::Tensor(i) => (h.tensors[i].start, h.tensors[i].end),
@@ -224,11 +256,11 @@ pub fn pack(
                         dtype: t.dtype,
                         shape: t.shape.clone(),
                     };
-                    put(&mut w, kind, &bytes, m, &p)?
+                    put(w, kind, &bytes, m, &p)?
                 }
                 Part::Gap { .. } => {
                     let (m, p) = tensor::encode(DType::U8, &bytes, opts.layout, None);
-                    put(&mut w, EntryKind::Gap, &bytes, m, &p)?
+                    put(w, EntryKind::Gap, &bytes, m, &p)?
                 }
             };
             entries.push(entry);
@@ -249,16 +281,7 @@ pub fn pack(
     w.write_all(&(index.len() as u32).to_le_bytes())?;
     w.write_all(&glyd_core::checksum(&index).to_le_bytes())?;
     w.write_all(&END_MAGIC)?;
-    w.flush()?;
-    drop(w);
-    tmp.as_file().sync_all()?;
     report.archive_bytes = at + index.len() as u64 + FOOTER_LEN;
-    // The archive takes the model's permissions (as gzip and zstd outputs do), not the
-    // temporary file's private ones.
-    if let Some(Ok(meta)) = model.files.first().map(|f| std::fs::metadata(&f.path)) {
-        let _ = std::fs::set_permissions(tmp.path(), meta.permissions());
-    }
-    tmp.persist(output).map_err(|e| Error::Io(e.error))?;
     Ok(report)
 }
 
@@ -394,7 +417,44 @@ fn read_index(src: &[u8], base: u64, body_end: u64) -> Result<(bool, Vec<FileRec
     if r.pos != src.len() {
         return Err(r.bad("bytes after the last index entry"));
     }
+    check_names(folder, &files).map_err(|d| Error::corrupt(None, base, d))?;
     Ok((folder, files))
+}
+
+/// Checks every file name before anything is written (FORMAT.md §8.2): a single file's name is
+/// one component; a folder's are relative paths of components that are not empty, "." or
+/// "..", none repeated and none both a file and a folder.
+fn check_names(folder: bool, files: &[FileRecord]) -> Result<(), String> {
+    if !folder && files.len() != 1 {
+        return Err(format!("a single-file archive lists {} files", files.len()));
+    }
+    let mut names = std::collections::HashSet::new();
+    let mut dirs = std::collections::HashSet::new();
+    for f in files {
+        let parts: Vec<&str> = f.name.split('/').collect();
+        let bad = parts
+            .iter()
+            .any(|c| c.is_empty() || *c == "." || *c == ".." || c.contains('\0'));
+        if bad || (!folder && parts.len() > 1) {
+            return Err(format!(
+                "file name '{}' is not a plain relative path (empty, \".\" or \"..\" parts, or a folder in a single-file archive)",
+                f.name
+            ));
+        }
+        if !names.insert(f.name.as_str()) {
+            return Err(format!("file name '{}' appears twice", f.name));
+        }
+        for k in 1..parts.len() {
+            dirs.insert(parts[..k].join("/"));
+        }
+    }
+    if let Some(clash) = files.iter().find(|f| dirs.contains(&f.name)) {
+        return Err(format!(
+            "'{}' is both a file and a folder of other files",
+            clash.name
+        ));
+    }
+    Ok(())
 }
 
 fn check_entry(e: &Entry, safetensors: bool, j: usize, body_end: u64) -> Result<(), String> {
@@ -461,6 +521,8 @@ fn entry_label(e: &Entry) -> String {
 /// An open tensor archive.
 pub struct TensorArchive {
     path: PathBuf,
+    /// The most a streamed entry's decoder holds at once (see `glyd_core::Decoder`).
+    pub(crate) memory: u64,
     /// True when the packed model was a folder.
     pub folder: bool,
     pub files: Vec<FileRecord>,
@@ -527,9 +589,17 @@ impl TensorArchive {
         let (folder, files) = read_index(&index, index_at, index_at)?;
         Ok(TensorArchive {
             path: path.to_path_buf(),
+            memory: glyd_core::DEFAULT_MEMORY_LIMIT,
             folder,
             files,
         })
+    }
+
+    /// Sets the memory limit of streamed entries' decoders (default
+    /// [`glyd_core::DEFAULT_MEMORY_LIMIT`]).
+    pub fn with_memory_limit(mut self, bytes: u64) -> Self {
+        self.memory = bytes;
+        self
     }
 
     /// Every tensor entry, in archive order.
@@ -620,60 +690,9 @@ impl TensorArchive {
         self.files.iter().map(FileRecord::len).sum()
     }
 
-    /// Writes the packed model back under `output`: the file itself, or a folder for a packed
-    /// folder. Each file goes to a temporary file first and is renamed into place.
-    pub fn unpack(
-        &self,
-        output: &Path,
-        base: Option<&Model>,
-        progress: &mut dyn FnMut(u64),
-    ) -> Result<()> {
-        if self.folder {
-            std::fs::create_dir_all(output)?;
-        }
-        let mut done = 0;
-        for f in &self.files {
-            let target = if self.folder {
-                let rel: PathBuf = f.name.split('/').collect();
-                if rel.is_absolute() || f.name.split('/').any(|c| c == ".." || c.is_empty()) {
-                    return Err(Error::corrupt(
-                        None,
-                        0,
-                        format!("file name '{}' escapes the output folder", f.name),
-                    ));
-                }
-                output.join(rel)
-            } else {
-                output.to_path_buf()
-            };
-            let dir = target
-                .parent()
-                .filter(|p| !p.as_os_str().is_empty())
-                .unwrap_or(Path::new("."));
-            std::fs::create_dir_all(dir)?;
-            let tmp = tempfile::Builder::new()
-                .prefix(".glyd-unpack-")
-                .tempfile_in(dir)?;
-            let mut w = BufWriter::with_capacity(1 << 20, tmp.as_file());
-            for e in &f.entries {
-                let bytes = self.read_entry(e, base)?;
-                if e.kind == EntryKind::Header {
-                    w.write_all(&(bytes.len() as u64).to_le_bytes())?;
-                }
-                w.write_all(&bytes)?;
-                done += e.raw_len;
-                progress(done);
-            }
-            w.flush()?;
-            drop(w);
-            tmp.as_file().sync_all()?;
-            // Unpacked files take the archive's permissions, not the temporary file's.
-            if let Ok(meta) = std::fs::metadata(&self.path) {
-                let _ = std::fs::set_permissions(tmp.path(), meta.permissions());
-            }
-            tmp.persist(&target).map_err(|e| Error::Io(e.error))?;
-        }
-        Ok(())
+    /// The archive's path.
+    pub fn path(&self) -> &Path {
+        &self.path
     }
 }
 

@@ -12,6 +12,13 @@ pub enum Error {
     #[error("I/O error: {0}")]
     Io(#[from] io::Error),
 
+    /// Reading or writing a named file or folder failed.
+    #[error("{}: {source}", .path.display())]
+    File {
+        path: std::path::PathBuf,
+        source: io::Error,
+    },
+
     /// A safetensors file is malformed.
     #[error("bad safetensors file{}: {detail} (at byte {offset})", in_tensor(.tensor))]
     Safetensors {
@@ -44,6 +51,14 @@ fn in_tensor(t: &Option<String>) -> String {
 }
 
 impl Error {
+    /// An I/O error on `path`, naming it.
+    pub fn at(path: &std::path::Path, source: io::Error) -> Self {
+        Error::File {
+            path: path.to_path_buf(),
+            source,
+        }
+    }
+
     pub(crate) fn corrupt(tensor: Option<&str>, offset: u64, detail: impl Into<String>) -> Self {
         Error::Corrupt {
             tensor: tensor.map(str::to_owned),

@@ -6,7 +6,8 @@
 //! - [`safetensors`]: reading and validating safetensors headers (and writing small files).
 //! - [`dense`] and [`tiered`]: the two float layouts (entropy-close on the CPU; fixed-width
 //!   tiers a GPU decodes in parallel), [`tensor`] choosing between them and the core codec.
-//! - [`archive`]: packing a model file or folder into a tensor archive and back, byte for byte.
+//! - [`archive`]: packing a model file or folder into a tensor archive and reading it;
+//!   [`unpack`]: writing its files back, byte for byte, streamed and staged.
 //! - [`kv`]: KV-cache pages with a C-compatible interface.
 //! - `cuda` (feature): NVRTC kernels that decode the GPU layout on the device.
 //!
@@ -29,8 +30,9 @@ pub mod model;
 pub mod safetensors;
 pub mod tensor;
 pub mod tiered;
+pub mod unpack;
 
-pub use archive::{pack, PackOptions, PackReport, TensorArchive};
+pub use archive::{pack, pack_to, PackOptions, PackReport, TensorArchive};
 pub use dtype::DType;
 pub use error::{Error, Result};
 pub use model::Model;

@@ -59,7 +59,7 @@ fn minilm_packs_byte_for_byte_within_the_bars() {
             let out = dir.path().join(format!("{dtype}-{layout:?}.safetensors"));
             TensorArchive::open(&archive)
                 .unwrap()
-                .unpack(&out, None, &mut |_| {})
+                .unpack(&out, false, None, &mut |_| {})
                 .unwrap();
             assert!(
                 std::fs::read(&out).unwrap() == original,

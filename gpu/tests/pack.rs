@@ -102,7 +102,7 @@ fn pack_unpack(input: &Path, layout: Layout) -> (TensorArchive, std::path::PathB
         input.file_name().unwrap().to_string_lossy()
     ));
     let a = TensorArchive::open(&archive).unwrap();
-    a.unpack(&out, None, &mut |_| {}).unwrap();
+    a.unpack(&out, false, None, &mut |_| {}).unwrap();
     (a, out)
 }
 
@@ -201,13 +201,14 @@ fn a_fine_tune_packs_against_its_base() {
     assert_eq!(e.method, Method::XorBase);
     assert!(e.len * 20 < e.raw_len, "{} of {}", e.len, e.raw_len);
     let out = dir.path().join("out.safetensors");
-    let err = a.unpack(&out, None, &mut |_| {}).unwrap_err().to_string();
-    assert!(
-        err.contains("--base") && err.contains("in tensor '"),
-        "{err}"
-    );
+    let err = a
+        .unpack(&out, false, None, &mut |_| {})
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("--base") && err.contains("tensor '"), "{err}");
     let base_model = Model::open(&bp).unwrap();
-    a.unpack(&out, Some(&base_model), &mut |_| {}).unwrap();
+    a.unpack(&out, false, Some(&base_model), &mut |_| {})
+        .unwrap();
     assert_eq!(std::fs::read(&out).unwrap(), tuned);
 }
 
@@ -228,7 +229,7 @@ fn damaged_archives_are_errors() {
             let _ = std::fs::remove_file(&out);
             match TensorArchive::open(&bad) {
                 Err(_) => false,
-                Ok(a) => a.unpack(&out, None, &mut |_| {}).is_ok(),
+                Ok(a) => a.unpack(&out, false, None, &mut |_| {}).is_ok(),
             }
         };
         // Every truncation fails.

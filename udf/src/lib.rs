@@ -18,6 +18,7 @@
 
 mod format;
 mod logs;
+pub mod policy;
 mod prune;
 mod scan;
 mod statistics;
@@ -31,8 +32,9 @@ use datafusion::prelude::SessionContext;
 
 pub use format::{listing_table, GlydFormat, GlydFormatFactory, GlydSource};
 pub use logs::register_log_functions;
+pub use policy::SqlPolicy;
 pub use scan::{scan_stats, GlydScanExec, ScanStats};
-pub use table::{GlydTable, GlydTableFactory};
+pub use table::{GlydTable, GlydTableFactory, ReadOptions};
 
 /// Registering record archives with a DataFusion session.
 pub trait GlydContext {
@@ -68,7 +70,17 @@ pub fn register_glyd_tables(
     name: &str,
     path: impl AsRef<Path>,
 ) -> Result<Vec<String>> {
-    let tables = GlydTable::open_all(path)?;
+    register_glyd_tables_with(ctx, name, path, &ReadOptions::default())
+}
+
+/// [`register_glyd_tables`] with the archive read under `opts`.
+pub fn register_glyd_tables_with(
+    ctx: &SessionContext,
+    name: &str,
+    path: impl AsRef<Path>,
+    opts: &ReadOptions,
+) -> Result<Vec<String>> {
+    let tables = GlydTable::open_all_with(path, opts)?;
     let many = tables.len() > 1;
     let mut names = Vec::with_capacity(tables.len());
     for t in tables {

@@ -34,14 +34,21 @@ use glyd_columnar::logtime::find_log_time;
 use glyd_columnar::template::readable;
 use glyd_columnar::ArchiveReader;
 
+use crate::policy::SqlPolicy;
 use crate::table::{archive_paths, external};
 
-/// Registers the log functions with `ctx`.
-pub fn register_log_functions(ctx: &SessionContext) {
+/// Registers the log functions with `ctx`; `glyd_templates` opens files only where `policy`
+/// allows.
+pub fn register_log_functions(ctx: &SessionContext, policy: SqlPolicy) {
     ctx.register_udf(ScalarUDF::from(LogTemplate::default()));
     ctx.register_udf(ScalarUDF::from(LogVar::default()));
     ctx.register_udf(ScalarUDF::from(LogTime::default()));
-    ctx.register_udtf("glyd_templates", Arc::new(GlydTemplates));
+    ctx.register_udtf(
+        "glyd_templates",
+        Arc::new(GlydTemplates {
+            files: policy.files,
+        }),
+    );
 }
 
 /// Argument `i` of a call as a string array of `rows` rows.
@@ -200,9 +207,12 @@ impl ScalarUDFImpl for LogTime {
     }
 }
 
-/// `glyd_templates(path [, column])`.
+/// `glyd_templates(path [, column])`: opens the path only where the session's policy allows
+/// file access.
 #[derive(Debug)]
-struct GlydTemplates;
+struct GlydTemplates {
+    files: bool,
+}
 
 /// Columns tried, in order, when `glyd_templates` is not told which: log archives call the
 /// free text `message`, loghub's structured CSVs `Content`.
@@ -225,6 +235,11 @@ impl TableFunctionImpl for GlydTemplates {
         let Some(path) = path else {
             return plan_err!("glyd_templates: the archive path must be a string literal");
         };
+        if !self.files {
+            return plan_err!(
+                "glyd_templates: this session does not open files named in queries (its SQL policy allows no file access)"
+            );
+        }
         let batch = templates_of(Path::new(&path), column.as_deref())?;
         Ok(Arc::new(MemTable::try_new(
             batch.schema(),

@@ -71,6 +71,30 @@ pub(crate) fn archive_paths(path: &Path) -> Result<Vec<PathBuf>> {
     Ok(files)
 }
 
+/// How a table's archives are read.
+#[derive(Copy, Clone, Debug)]
+pub struct ReadOptions {
+    /// The memory limit of each archive's decoding (see
+    /// `glyd_columnar::ArchiveReader::with_memory_limit`).
+    pub memory: u64,
+}
+
+impl Default for ReadOptions {
+    fn default() -> Self {
+        ReadOptions {
+            memory: glyd_core::DEFAULT_MEMORY_LIMIT,
+        }
+    }
+}
+
+impl ReadOptions {
+    fn open(&self, path: &Path) -> Result<ArchiveReader> {
+        Ok(ArchiveReader::open(path)
+            .map_err(|e| external(path, e))?
+            .with_memory_limit(self.memory))
+    }
+}
+
 impl GlydTable {
     /// The one table of the record archive at `path` (or of each archive in the folder
     /// `path`, which must agree on the schema); an error that lists the tables when an
@@ -81,9 +105,18 @@ impl GlydTable {
 
     /// Table `name` of the archive(s) at `path` (a file or a folder), or their one table.
     pub fn open_table(path: impl AsRef<Path>, name: Option<&str>) -> Result<Self> {
+        Self::open_table_with(path, name, &ReadOptions::default())
+    }
+
+    /// [`GlydTable::open_table`] with its archives read under `opts`.
+    pub fn open_table_with(
+        path: impl AsRef<Path>,
+        name: Option<&str>,
+        opts: &ReadOptions,
+    ) -> Result<Self> {
         let mut sources = Vec::new();
         for p in archive_paths(path.as_ref())? {
-            let archive = Arc::new(ArchiveReader::open(&p).map_err(|e| external(&p, e))?);
+            let archive = Arc::new(opts.open(&p)?);
             let table = match name {
                 Some(n) => archive.table_index(n).map_err(|e| external(&p, e))?,
                 None if archive.tables().len() == 1 => 0,
@@ -138,8 +171,13 @@ impl GlydTable {
 
     /// Every table of the record archive at `path`, sharing one reader.
     pub fn open_all(path: impl AsRef<Path>) -> Result<Vec<Self>> {
+        Self::open_all_with(path, &ReadOptions::default())
+    }
+
+    /// [`GlydTable::open_all`] with the archive read under `opts`.
+    pub fn open_all_with(path: impl AsRef<Path>, opts: &ReadOptions) -> Result<Vec<Self>> {
         let path = path.as_ref();
-        let archive = Arc::new(ArchiveReader::open(path).map_err(|e| external(path, e))?);
+        let archive = Arc::new(opts.open(path)?);
         (0..archive.tables().len())
             .map(|t| {
                 Self::from_sources(vec![Source {

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use datafusion::prelude::{CsvReadOptions, SessionContext};
 use glyd_columnar::{detect, DEFAULT_ROW_GROUP};
-use glyd_udf::{register_log_functions, GlydContext};
+use glyd_udf::{register_log_functions, GlydContext, SqlPolicy};
 
 mod common;
 use common::{archive, error_text, example, table_text, table_text_and_scan};
@@ -20,7 +20,7 @@ async fn hdfs(dir: &Path) -> (SessionContext, PathBuf) {
     let bytes = archive(&src, detect(&src, true).unwrap(), DEFAULT_ROW_GROUP);
     std::fs::write(&path, bytes).unwrap();
     let ctx = SessionContext::new();
-    register_log_functions(&ctx);
+    register_log_functions(&ctx, SqlPolicy::trusted());
     ctx.register_glyd("logs", &path).unwrap();
     let csv = example("HDFS_2k.log_structured.csv");
     ctx.register_csv("csv", csv.to_str().unwrap(), CsvReadOptions::new())
@@ -159,7 +159,7 @@ async fn counts_by_hour_match_the_structured_csv() {
 #[tokio::test]
 async fn scalar_functions_do_what_their_docs_say() {
     let ctx = SessionContext::new();
-    register_log_functions(&ctx);
+    register_log_functions(&ctx, SqlPolicy::trusted());
     let line = "Receiving block blk_-1608999687919862906 src: /10.250.19.102:54106 dest: /10.250.19.102:50010";
     let got = table_text(
         &ctx,

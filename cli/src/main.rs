@@ -166,7 +166,12 @@ fn run(args: &Args, ui: Ui) -> Result<bool> {
                     read_only: *read_only,
                     memory: args.memory(),
                 };
-                return sql::run(query, &files, tables, settings).map(|()| true);
+                let session = sql::Session::new(&files, tables, settings)?;
+                return match query {
+                    Some(q) => session.query(q, settings),
+                    None => shell::run(&session, settings),
+                }
+                .map(|()| true);
             }
             #[cfg(not(feature = "sql"))]
             {

@@ -264,6 +264,22 @@ impl Write for Output {
     }
 }
 
+#[cfg(feature = "sql")]
+/// A Parquet writer compressing with zstd level 3 (the level Parquet users commonly pick).
+pub fn parquet_writer<W: io::Write + Send>(
+    out: W,
+    schema: datafusion::arrow::datatypes::SchemaRef,
+) -> Result<datafusion::parquet::arrow::ArrowWriter<W>> {
+    use datafusion::parquet::arrow::ArrowWriter;
+    use datafusion::parquet::basic::{Compression, ZstdLevel};
+    use datafusion::parquet::file::properties::WriterProperties;
+
+    let props = WriterProperties::builder()
+        .set_compression(Compression::ZSTD(ZstdLevel::try_new(3)?))
+        .build();
+    Ok(ArrowWriter::try_new(out, schema, Some(props))?)
+}
+
 /// An input: a file, or standard input.
 pub struct Input {
     /// The path, or `None` for standard input.

@@ -7,9 +7,8 @@ use std::io::{self, Read, Write};
 use std::path::Path;
 
 use anyhow::{Context, Result};
-use glyd_columnar::column::Coding;
-use glyd_columnar::delimited::Style;
-use glyd_columnar::sql::Table;
+use glyd_columnar::model::{Style, Table, LINES};
+use glyd_columnar::Coding;
 use glyd_columnar::{detect, sniff_with, ArchiveReader, Format, RecordWriter, WriteOptions};
 use glyd_core::{Encoder, Options};
 
@@ -39,17 +38,13 @@ pub enum Stored {
 
 fn shape(f: &Format) -> String {
     match f {
-        Format::Delimited(d) if d.style == glyd_columnar::delimited::Style::Json => {
-            format!("JSON lines, {} keys", d.columns)
-        }
-        Format::Delimited(d) if d.delimiter == glyd_columnar::delimited::LINES => {
-            "log lines".into()
-        }
-        Format::Delimited(d) if d.style == glyd_columnar::delimited::Style::Fields => {
+        Format::JsonLines(d) => format!("JSON lines, {} keys", d.columns),
+        Format::LogLines(d) if d.style == Style::Fields => {
             format!("log lines, {} leading fields", d.columns - 1)
         }
+        Format::LogLines(_) => "log lines".into(),
         Format::Delimited(d) => format!("{} columns", d.columns),
-        Format::Sql => "SQL dump".into(),
+        Format::SqlDump => "SQL dump".into(),
         Format::Arrow(schema) => format!("Parquet, {} columns", schema.fields().len()),
     }
 }
@@ -101,16 +96,16 @@ pub fn compress<W: Write>(
         None => detect(&sample, whole),
         Some(RecordFormat::Csv) => sniff_with(&sample, whole, b',').map(Format::Delimited),
         Some(RecordFormat::Tsv) => sniff_with(&sample, whole, b'\t').map(Format::Delimited),
-        Some(RecordFormat::Log) => Some(Format::Delimited(glyd_columnar::fields::choose(
+        Some(RecordFormat::Log) => Some(Format::LogLines(glyd_columnar::choose_log_layout(
             &sample[..sample
                 .iter()
                 .rposition(|&c| c == b'\n')
                 .map_or(sample.len(), |c| c + 1)],
             args.level(),
         ))),
-        Some(RecordFormat::Sql) => Some(Format::Sql),
+        Some(RecordFormat::Sql) => Some(Format::SqlDump),
         Some(RecordFormat::Jsonl) => {
-            glyd_columnar::json::sniff(&sample, whole).map(Format::Delimited)
+            glyd_columnar::sniff_json_lines(&sample, whole).map(Format::JsonLines)
         }
     };
     let level = args.level();
@@ -230,7 +225,7 @@ pub fn inspect(path: &Path, memory: u64) -> Result<()> {
     );
     let many = r.tables().len() > 1;
     for (t, table) in r.tables().iter().enumerate() {
-        let groups: Vec<(usize, &glyd_columnar::rowgroup::RowGroupMeta)> = r
+        let groups: Vec<(usize, &glyd_columnar::RowGroupMeta)> = r
             .groups_of(t)
             .into_iter()
             .map(|g| (g, &r.row_groups()[g]))
@@ -259,7 +254,7 @@ fn describe_table(
     r: &ArchiveReader,
     t: usize,
     table: &Table,
-    groups: &[(usize, &glyd_columnar::rowgroup::RowGroupMeta)],
+    groups: &[(usize, &glyd_columnar::RowGroupMeta)],
 ) -> Result<()> {
     let d = &table.dialect;
     match d.style {
@@ -270,7 +265,7 @@ fn describe_table(
                 d.columns
             );
         }
-        _ if d.delimiter == glyd_columnar::delimited::LINES => {
+        _ if d.delimiter == LINES => {
             let _ = writeln!(o, "  lines of text, as templates and variables");
         }
         Style::Fields => {
@@ -315,7 +310,7 @@ fn describe_table(
     let exceptions: u64 = groups
         .iter()
         .flat_map(|(_, g)| &g.row_streams)
-        .filter(|s| s.role == glyd_columnar::rowgroup::RowRole::ExceptionBytes as u8)
+        .filter(|s| s.role == glyd_columnar::RowRole::ExceptionBytes as u8)
         .map(|s| s.stored)
         .sum();
     let _ = writeln!(
@@ -446,7 +441,7 @@ pub fn cat(
             let cells = b
                 .columns()
                 .iter()
-                .map(|c| glyd_columnar::column::Cells::new(c.as_ref()))
+                .map(|c| glyd_columnar::Cells::new(c.as_ref()))
                 .collect::<glyd_columnar::Result<Vec<_>>>()
                 .with_context(|| path.display().to_string())?;
             for row in 0..b.num_rows() {
@@ -507,7 +502,7 @@ fn cat_parquet(r: &ArchiveReader, t: usize, projection: &[usize], path: &Path) -
     let named = || path.display().to_string();
     let schema = r.table_schema(t).with_context(named)?.project(projection)?;
     let mut out = Output::stdout();
-    let mut w = crate::sql::parquet_writer(&mut out, std::sync::Arc::new(schema))?;
+    let mut w = crate::output::parquet_writer(&mut out, std::sync::Arc::new(schema))?;
     for g in r.groups_of(t) {
         for b in r.read(Some(projection), g..g + 1).with_context(named)? {
             w.write(&b)?;
@@ -525,7 +520,7 @@ fn cat_parquet(_: &ArchiveReader, _: usize, _: &[usize], _: &Path) -> Result<()>
 /// A CSV field, quoted when it holds a comma, quote or line break (RFC 4180).
 fn csv_field(out: &mut Vec<u8>, v: &[u8]) {
     if v.iter().any(|&c| matches!(c, b',' | b'"' | b'\n' | b'\r')) {
-        glyd_columnar::column::put_csv_quoted(out, v);
+        glyd_columnar::put_csv_quoted(out, v);
     } else {
         out.extend_from_slice(v);
     }

@@ -13,7 +13,7 @@ use rustyline::DefaultEditor;
 
 use crate::args::SqlFormat;
 use crate::output::{is_stdout_closed, print};
-use crate::sql::{run_one, Settings};
+use crate::sql::{Session, Settings};
 
 const HELP: &str = "\
 Statements end with ';' and may span lines. Tables are named after their files.
@@ -25,12 +25,12 @@ Log functions: log_template(text), log_var(text, n), log_time(text [, year]),
 glyd_templates('file.glyd' [, 'column']).";
 
 /// Runs the shell, or the statements of standard input when it is not a terminal.
-pub fn run(rt: &tokio::runtime::Runtime, ctx: &SessionContext, settings: Settings) -> Result<()> {
+pub fn run(session: &Session, settings: Settings) -> Result<()> {
     if settings.format == Some(SqlFormat::Parquet) {
         bail!("--format parquet writes one result: give the query as an argument");
     }
     if io::stdin().is_terminal() {
-        return interactive(rt, ctx, settings);
+        return interactive(session, settings);
     }
     let mut text = String::new();
     io::stdin()
@@ -38,17 +38,14 @@ pub fn run(rt: &tokio::runtime::Runtime, ctx: &SessionContext, settings: Setting
         .context("reading statements from standard input")?;
     for statement in statements(&text) {
         // In a pipe the first failure stops the run, as a script would.
-        rt.block_on(run_one(ctx, &statement, settings))
+        session
+            .query(&statement, settings)
             .with_context(|| format!("in statement: {}", one_line(&statement)))?;
     }
     Ok(())
 }
 
-fn interactive(
-    rt: &tokio::runtime::Runtime,
-    ctx: &SessionContext,
-    settings: Settings,
-) -> Result<()> {
+fn interactive(session: &Session, settings: Settings) -> Result<()> {
     let mut editor = DefaultEditor::new().context("starting the line editor")?;
     let history = history_path();
     if let Some(h) = &history {
@@ -57,7 +54,7 @@ fn interactive(
     }
     note!(
         "glyd sql: {} table(s). \\? for help, \\q to quit.",
-        table_names(ctx).len()
+        table_names(&session.ctx).len()
     );
     let mut buffer = String::new();
     loop {
@@ -78,7 +75,7 @@ fn interactive(
         let trimmed = line.trim();
         if buffer.is_empty() && trimmed.starts_with('\\') {
             let _ = editor.add_history_entry(trimmed);
-            match command(rt, ctx, trimmed) {
+            match command(session, trimmed) {
                 Ok(true) => break,
                 Ok(false) => {}
                 Err(e) => note!("error: {e:#}"),
@@ -95,7 +92,7 @@ fn interactive(
         }
         let _ = editor.add_history_entry(buffer.trim_end());
         for statement in statements(&buffer) {
-            match rt.block_on(run_one(ctx, &statement, settings)) {
+            match session.query(&statement, settings) {
                 Ok(()) => {}
                 Err(e) if is_stdout_closed(&e) => return Err(e),
                 Err(e) => note!("error: {e:#}"),
@@ -112,7 +109,8 @@ fn interactive(
 }
 
 /// Runs a backslash command; `Ok(true)` to quit.
-fn command(rt: &tokio::runtime::Runtime, ctx: &SessionContext, line: &str) -> Result<bool> {
+fn command(session: &Session, line: &str) -> Result<bool> {
+    let (rt, ctx) = (&session.rt, &session.ctx);
     let mut words = line.split_whitespace();
     match (words.next().unwrap_or_default(), words.next()) {
         ("\\q", _) => return Ok(true),

@@ -8,13 +8,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::{bail, Context, Result};
-use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::error::DataFusionError;
 use datafusion::execution::SendableRecordBatchStream;
-use datafusion::parquet::arrow::ArrowWriter;
-use datafusion::parquet::basic::{Compression, ZstdLevel};
-use datafusion::parquet::file::properties::WriterProperties;
 use datafusion::prelude::SessionContext;
 use futures::StreamExt;
 use glyd_udf::{
@@ -112,46 +108,46 @@ impl Settings {
     }
 }
 
-/// Runs `query` over the archives and prints the result as it arrives; with no query, opens
-/// the shell (see [`crate::shell`]).
-pub fn run(
-    query: Option<&str>,
-    files: &[PathBuf],
-    named: &[String],
-    settings: Settings,
-) -> Result<()> {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .context("starting the query runtime")?;
-    let ctx = SessionContext::new();
-    register_log_functions(&ctx, settings.policy());
-    if !settings.read_only {
-        ctx.enable_glyd_tables();
-    }
-    register(&ctx, files, named, settings.memory)?;
-    let Some(query) = query else {
-        return crate::shell::run(&rt, &ctx, settings);
-    };
-    rt.block_on(run_one(&ctx, query, settings)).map_err(|e| {
-        let missing = e.to_string().contains("not found");
-        if missing && files.is_empty() && named.is_empty() {
-            e.context("no tables were given: add record archives (FILE...) or -t NAME=FILE")
-        } else {
-            e
-        }
-    })
+/// A query session: the runtime, and a context with the tables of `files` (named after
+/// themselves) and `named` (`NAME=FILE`) and the log functions, under `settings`' policy.
+pub struct Session {
+    pub rt: tokio::runtime::Runtime,
+    pub ctx: SessionContext,
+    /// Whether any table was given (a query that finds none then says how to give one).
+    tables: bool,
 }
 
-/// A Parquet writer compressing with zstd level 3 (the level Parquet users commonly pick).
-pub(crate) fn parquet_writer<W: io::Write + Send>(
-    out: W,
-    schema: SchemaRef,
-) -> Result<ArrowWriter<W>> {
-    let props = WriterProperties::builder()
-        .set_compression(Compression::ZSTD(ZstdLevel::try_new(3)?))
-        .build();
-    Ok(ArrowWriter::try_new(out, schema, Some(props))?)
+impl Session {
+    pub fn new(files: &[PathBuf], named: &[String], settings: Settings) -> Result<Self> {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
+            .context("starting the query runtime")?;
+        let ctx = SessionContext::new();
+        register_log_functions(&ctx, settings.policy());
+        if !settings.read_only {
+            ctx.enable_glyd_tables();
+        }
+        register(&ctx, files, named, settings.memory)?;
+        Ok(Session {
+            rt,
+            ctx,
+            tables: !(files.is_empty() && named.is_empty()),
+        })
+    }
+
+    /// Runs one statement and prints its result as it arrives.
+    pub fn query(&self, query: &str, settings: Settings) -> Result<()> {
+        self.rt
+            .block_on(run_one(&self.ctx, query, settings))
+            .map_err(|e| {
+                if !self.tables && e.to_string().contains("not found") {
+                    e.context("no tables were given: add record archives (FILE...) or -t NAME=FILE")
+                } else {
+                    e
+                }
+            })
+    }
 }
 
 /// DataFusion's errors as one message: an archive's own error (wrapped as "External error")
@@ -221,7 +217,7 @@ async fn write_stream(
             if io::stdout().is_terminal() {
                 bail!("--format parquet writes binary: redirect standard output to a file");
             }
-            let mut w = parquet_writer(&mut *out, schema)?;
+            let mut w = crate::output::parquet_writer(&mut *out, schema)?;
             while let Some(b) = stream.next().await {
                 w.write(&b.map_err(flat)?)?;
             }

@@ -625,7 +625,8 @@ fn sql_streams_a_large_result_in_bounded_memory() {
     assert_eq!(f.stdout.len(), csv.len());
     assert!(sorted(&f.stdout) == sorted(csv.as_bytes()), "rows differ");
     // Four times the rows (a folder of four copies is one table) take about the same memory:
-    // the result streams through, it is never held.
+    // the result streams through, it is never held (holding it would take more than its
+    // size again, as Arrow batches or as text).
     fs::create_dir(d.join("four")).unwrap();
     for i in 0..4 {
         fs::copy(d.join("t.csv.glyd"), d.join(format!("four/{i}.glyd"))).unwrap();
@@ -638,7 +639,7 @@ fn sql_streams_a_large_result_in_bounded_memory() {
     );
     let result = four.stdout.len() as u64;
     assert!(
-        four.peak_rss < f.peak_rss + result / 2,
+        four.peak_rss < f.peak_rss + result,
         "peak RSS {} MiB for a {} MiB result, {} MiB for a quarter of it",
         four.peak_rss / MIB,
         result / MIB,

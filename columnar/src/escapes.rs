@@ -16,7 +16,7 @@ use arrow_array::{ArrayRef, StringArray, StringViewArray};
 use arrow_schema::DataType;
 use memchr::{memchr, memchr2};
 
-use crate::column::Style;
+use crate::model::{Style, Table};
 
 /// The escapes a table's text values carry.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -269,6 +269,13 @@ pub fn unescape_array(array: ArrayRef, e: Escapes) -> ArrayRef {
                 .collect::<StringViewArray>(),
         ),
         _ => array,
+    }
+}
+
+impl Table {
+    /// The escapes its text values carry (undone when they are read as Arrow).
+    pub fn escapes(&self) -> Escapes {
+        Escapes::of(self.dialect.style, &self.name)
     }
 }
 

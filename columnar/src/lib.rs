@@ -26,29 +26,33 @@
 //! ```
 
 mod archive;
-mod arrow_table;
-mod bytes;
-pub mod column;
-pub mod delimited;
+mod codec;
+mod column;
+mod detect;
 mod error;
-pub mod escapes;
-mod exceptions;
-pub mod fields;
-pub mod json;
+mod escapes;
+#[cfg(feature = "fuzzing")]
+pub mod fuzzing;
 pub mod logtime;
+pub mod model;
 pub mod parquet;
-pub mod rebuilt;
-pub mod rowgroup;
-pub mod shape;
-pub mod sql;
-pub mod template;
-pub mod text;
-pub mod text_test;
-pub mod words;
+pub mod predicate;
+mod rebuilt;
+mod restore;
+mod rowgroup;
+mod rows;
+mod shred;
+mod spelling;
+mod wire;
 
 pub use archive::{
-    detect, is_archive, rebuild, rebuild_with_limit, with_string_views, ArchiveReader, BatchWriter,
-    Format, GroupBatches, RecordWriter, WriteOptions, DEFAULT_ROW_GROUP, RECORDS,
+    is_archive, with_string_views, ArchiveReader, BatchWriter, GroupBatches, RecordWriter,
+    WriteOptions, DEFAULT_ROW_GROUP, RECORDS,
 };
-pub use delimited::{sniff, sniff_with, Dialect};
+pub use codec::template::readable as template_of;
+pub use column::{put_csv_quoted, typed_array, Cells, Coding, Follow, Link};
+pub use detect::{choose_log_layout, detect, sniff, sniff_json_lines, sniff_with};
 pub use error::{Error, Result};
+pub use model::{Dialect, Format};
+pub use restore::{rebuild, rebuild_with_limit};
+pub use rowgroup::{ColumnMeta, RowGroupMeta, RowRole, StreamMeta};

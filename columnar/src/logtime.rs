@@ -5,8 +5,8 @@
 //! `2005-06-03-15.42.50.675872`. [`find_log_time`] looks for the first of them in a line; SQL's
 //! `log_time` is built on it.
 
-use crate::template::is_token;
-use crate::text::civil_day;
+use crate::codec::template::is_token;
+use crate::spelling::civil_day;
 
 const MONTHS: [&[u8; 3]; 12] = [
     b"Jan", b"Feb", b"Mar", b"Apr", b"May", b"Jun", b"Jul", b"Aug", b"Sep", b"Oct", b"Nov", b"Dec",

@@ -52,11 +52,6 @@ impl<'a> Rebuilt<'a> {
         self.passed + self.buf.len() - self.start
     }
 
-    /// Whether nothing has been rebuilt yet.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
     /// Called after each tile of rows: passes the bytes on once there are enough of them.
     pub fn tile_done(&mut self) -> Result<()> {
         if self.buf.len() - self.start >= PASS_ON {

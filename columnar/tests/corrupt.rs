@@ -53,7 +53,7 @@ fn archives() -> Vec<(Vec<u8>, Vec<u8>)> {
         row_group_size: 2 << 10,
     };
     let csv_dialect = glyd_columnar::detect(&csv, true).unwrap();
-    let log_dialect = glyd_columnar::fields::dialect(5).into();
+    let log_dialect = glyd_columnar::Dialect::log_fields(5).into();
     [(csv, csv_dialect), (log, log_dialect)]
         .into_iter()
         .map(|(src, d)| {

@@ -5,7 +5,7 @@
 
 use std::io::Write;
 
-use glyd_columnar::delimited::Style;
+use glyd_columnar::model::Style;
 use glyd_columnar::{detect, ArchiveReader, Dialect, Format, RecordWriter, WriteOptions};
 use libfuzzer_sys::fuzz_target;
 

@@ -21,6 +21,7 @@ mod logs;
 pub mod policy;
 mod prune;
 mod scan;
+mod source;
 mod statistics;
 mod table;
 

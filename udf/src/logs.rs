@@ -31,11 +31,11 @@ use datafusion::logical_expr::{
 };
 use datafusion::prelude::SessionContext;
 use glyd_columnar::logtime::find_log_time;
-use glyd_columnar::template::readable;
+use glyd_columnar::template_of;
 use glyd_columnar::ArchiveReader;
 
 use crate::policy::SqlPolicy;
-use crate::table::{archive_paths, external};
+use crate::source::{archive_paths, external};
 
 /// Registers the log functions with `ctx`; `glyd_templates` opens files only where `policy`
 /// allows.
@@ -100,7 +100,7 @@ impl ScalarUDFImpl for LogTemplate {
     fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
         map_text(&args, |_, v| {
             // Splitting bytes at ASCII boundaries keeps UTF-8 whole.
-            Some(String::from_utf8_lossy(&readable(v.as_bytes()).0).into_owned())
+            Some(String::from_utf8_lossy(&template_of(v.as_bytes()).0).into_owned())
         })
     }
 }
@@ -139,7 +139,7 @@ impl ScalarUDFImpl for LogVar {
         let n = n.as_primitive::<datafusion::arrow::datatypes::Int64Type>();
         map_text(&args, |row, v| {
             let k = usize::try_from(n.is_valid(row).then(|| n.value(row))?).ok()?;
-            let (_, vars) = readable(v.as_bytes());
+            let (_, vars) = template_of(v.as_bytes());
             let var = vars.get(k.checked_sub(1)?)?;
             Some(String::from_utf8_lossy(var).into_owned())
         })
@@ -283,7 +283,7 @@ fn templates_of(path: &Path, column: Option<&str>) -> Result<RecordBatch> {
                 for b in batches {
                     let values = cast(b.column(0), &DataType::Utf8)?;
                     for v in values.as_string::<i32>().iter().flatten() {
-                        let (template, _) = readable(v.as_bytes());
+                        let (template, _) = template_of(v.as_bytes());
                         counts
                             .entry(template)
                             .or_insert_with(|| (0, v.to_string()))

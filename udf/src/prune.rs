@@ -10,9 +10,9 @@ use datafusion::arrow::datatypes::{DataType, Schema};
 use datafusion::common::ScalarValue;
 use datafusion::logical_expr::expr::InList;
 use datafusion::logical_expr::{Between, BinaryExpr, Expr, Like, Operator};
-use glyd_columnar::column::{Kind, Stats};
-use glyd_columnar::rowgroup::RowGroupMeta;
-use glyd_columnar::text_test::TextTest;
+use glyd_columnar::model::{Kind, Stats};
+use glyd_columnar::predicate::TextTest;
+use glyd_columnar::RowGroupMeta;
 
 /// A literal in a column's stored terms: an integer (scaled decimal, days, time units) or
 /// text bytes.

@@ -27,9 +27,9 @@ use datafusion::physical_plan::{
     SendableRecordBatchStream,
 };
 
-use glyd_columnar::text_test::TextTest;
+use glyd_columnar::predicate::TextTest;
 
-use crate::table::{external, Source};
+use crate::source::{external, Source};
 
 /// Metric names.
 const ROW_GROUPS: &str = "row_groups";

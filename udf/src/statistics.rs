@@ -17,7 +17,7 @@ use datafusion::arrow::datatypes::{DataType, Schema};
 use datafusion::common::pruning::PruningStatistics;
 use datafusion::common::stats::Precision;
 use datafusion::common::{Column, ColumnStatistics, ScalarValue, Statistics};
-use glyd_columnar::column::{Column as Chunk, Kind};
+use glyd_columnar::model::Kind;
 use glyd_columnar::ArchiveReader;
 
 /// The row groups of a one-table archive, as containers to prune.
@@ -87,14 +87,7 @@ fn chunk_range(
         kind => {
             let (min, max) = meta.stats.int_range?;
             // The chunk's own conversion to Arrow: it refuses a kind that is not `target`'s.
-            let both = Chunk::Typed {
-                kind,
-                flags: None,
-                values: vec![min, max],
-                link: None,
-                planes: None,
-            };
-            let a = both.to_arrow(2, target).ok()?;
+            let a = glyd_columnar::typed_array(kind, vec![min, max], target).ok()?;
             Some((
                 ScalarValue::try_from_array(&a, 0).ok()?,
                 ScalarValue::try_from_array(&a, 1).ok()?,

@@ -7,7 +7,7 @@
 
 use std::collections::HashMap;
 use std::fmt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -25,14 +25,7 @@ use glyd_columnar::ArchiveReader;
 
 use crate::prune;
 use crate::scan::GlydScanExec;
-
-/// One table of one record archive.
-#[derive(Clone)]
-pub(crate) struct Source {
-    pub archive: Arc<ArchiveReader>,
-    pub path: PathBuf,
-    pub table: usize,
-}
+use crate::source::{archive_paths, external, Source};
 
 /// A table of one or more record archives (a folder of them, alike) as a DataFusion table.
 pub struct GlydTable {
@@ -47,28 +40,6 @@ impl fmt::Debug for GlydTable {
             .field("table", &self.table_name())
             .finish()
     }
-}
-
-/// An archive error as a DataFusion error that names the file.
-pub(crate) fn external(path: &Path, e: impl fmt::Display) -> DataFusionError {
-    DataFusionError::External(format!("{}: {e}", path.display()).into())
-}
-
-/// The record archives at `path`: the file, or the `*.glyd` files of the folder, by name.
-pub(crate) fn archive_paths(path: &Path) -> Result<Vec<PathBuf>> {
-    if !path.is_dir() {
-        return Ok(vec![path.to_path_buf()]);
-    }
-    let mut files: Vec<PathBuf> = std::fs::read_dir(path)
-        .map_err(|e| external(path, e))?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "glyd") && p.is_file())
-        .collect();
-    files.sort();
-    if files.is_empty() {
-        return Err(external(path, "no .glyd files in this folder"));
-    }
-    Ok(files)
 }
 
 /// How a table's archives are read.

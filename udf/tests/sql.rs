@@ -235,7 +235,7 @@ async fn filters_compare_with_values_as_read() {
     }
     let ctx = SessionContext::new();
     let path = dir.path().join("towns.glyd");
-    archive(sql.as_bytes(), Format::Sql, 16 << 10, &path);
+    archive(sql.as_bytes(), Format::SqlDump, 16 << 10, &path);
     register_glyd_tables(&ctx, "towns", &path).unwrap();
     let path = dir.path().join("j.glyd");
     let f = glyd_columnar::detect(jsonl.as_bytes(), true).unwrap();
@@ -328,7 +328,7 @@ async fn sql_dump_tables_register_by_name() {
     };
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("sakila.glyd");
-    archive(&src, Format::Sql, 16 << 20, &path);
+    archive(&src, Format::SqlDump, 16 << 20, &path);
     let ctx = SessionContext::new();
     let names = register_glyd_tables(&ctx, "sakila", &path).unwrap();
     assert!(names.contains(&"payment".to_string()), "{names:?}");

@@ -28,11 +28,19 @@ impl Rng {
     }
 }
 
-/// `YYYY-MM-DD` of day `z` after 1970-01-01, as the record engine spells dates.
+/// `YYYY-MM-DD` of day `z` after 1970-01-01 (the civil-from-days algorithm of Howard
+/// Hinnant's date library).
 fn date(z: i64) -> String {
-    let mut out = Vec::new();
-    glyd_columnar::text::DateSpeller::default().put(&mut out, z);
-    String::from_utf8(out).unwrap()
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!("{y:04}-{m:02}-{d:02}")
 }
 
 fn cents(c: u64) -> String {

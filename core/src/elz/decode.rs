@@ -10,7 +10,7 @@ use std::ops::Range;
 use super::encode::{
     CODES_HUFFMAN, CODES_RLE, CODES_TANS, LIT_HUFFMAN, LIT_RAW, LIT_RLE, MIN_HUFFMAN_SYMBOLS,
 };
-use super::fields::{ExtraBits, Run, EXTRA_PAD, RUN};
+use super::fields::{Cursor, ExtraBits, Run, EXTRA_PAD, RUN};
 #[cfg(target_arch = "x86_64")]
 use super::resolve::{resolve16, RepLanes};
 use super::{Reps, LL_CODE, MIN_MATCH, ML_CODE, OF_ALPHABET};
@@ -277,13 +277,6 @@ struct At {
     op: usize,
     lp: usize,
     bit: usize,
-}
-
-/// Where the sequence pass's reading has got to: the output its sequences fill ends at `rop`,
-/// the literals they take at `rlp`.
-pub(super) struct Cursor {
-    pub rop: usize,
-    pub rlp: usize,
 }
 
 /// The arguments of the sequence pass ([`execute`]).

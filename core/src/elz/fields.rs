@@ -11,6 +11,13 @@
 use super::{LL_CODE, MIN_MATCH, ML_CODE};
 use crate::lz::LzError;
 
+/// Where the sequence pass's reading has got to: the output its sequences fill ends at `rop`,
+/// the literals they take at `rlp`.
+pub(super) struct Cursor {
+    pub rop: usize,
+    pub rlp: usize,
+}
+
 /// Most sequences in a run. The reader checks its position in the stream once a run.
 pub(super) const RUN: usize = 64;
 

@@ -12,8 +12,7 @@
 
 use std::arch::x86_64::*;
 
-use super::decode::Cursor;
-use super::fields::{avx512::prefix_sum, Run};
+use super::fields::{avx512::prefix_sum, Cursor, Run};
 use super::Reps;
 use crate::copy as wide;
 

@@ -11,8 +11,8 @@
 
 use glyd_core::copy::{copy_literals, extend_from_padded, MARGIN};
 
-use crate::bytes::{put_varint, Cursor};
-use crate::column::{FastMap, RawColumn, SAMPLE_ROWS};
+use crate::model::{FastMap, RawColumn, SAMPLE_ROWS};
+use crate::wire::{put_varint, Cursor};
 
 /// Most vocabulary entries: ids are at most two bytes.
 pub const MAX_VOCABULARY: usize = 1 << 15;
@@ -426,7 +426,7 @@ mod tests {
     fn column(values: &[Vec<u8>]) -> RawColumn {
         let mut c = RawColumn::default();
         for v in values {
-            c.push(v, crate::column::BARE);
+            c.push(v, crate::model::BARE);
         }
         c
     }

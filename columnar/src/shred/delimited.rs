@@ -3,101 +3,12 @@
 //! go to their columns with a flag saying whether they were quoted, its line ending to the
 //! terminator stream, and any record that does not fit the dialect exactly to the exceptions.
 
-use glyd_core::copy::{copy_literals, MARGIN};
 use memchr::{memchr, memchr2};
 
-use crate::bytes::{put_prefixed, put_varint, Cursor};
-use crate::column::{Column, RawColumn, BARE, NULL, QUOTED};
-use crate::error::Result;
-use crate::exceptions::Exceptions;
-use crate::rebuilt::Rebuilt;
-use crate::text;
-use glyd_core::Level;
-
-/// Delimiters tried by [`sniff`], in order of preference on a tie.
-pub const DELIMITERS: [u8; 4] = [b',', b'\t', b'|', b';'];
-
-/// The delimiter of a *lines* dialect: each line is one record of one field, unquoted (logs
-/// and other line-oriented text; the field is then coded as templates and variables).
-pub const LINES: u8 = b'\n';
-
-/// Row terminators: `\n`, `\r\n`, or none (the input's last line, unterminated).
-pub const LF: u8 = 0;
-pub const CRLF: u8 = 1;
-pub const NONE: u8 = 2;
-
-pub use crate::column::Style;
-
-/// How a delimited file is laid out.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Dialect {
-    pub delimiter: u8,
-    pub style: Style,
-    pub columns: usize,
-    /// The header record, verbatim with its terminator, when the file has one.
-    pub header: Option<Vec<u8>>,
-    /// Column names: the header's fields, or `c1`, `c2`, ...
-    pub names: Vec<String>,
-}
-
-impl Dialect {
-    /// The lines dialect: one record per line, one column named `line`.
-    pub fn lines() -> Self {
-        Dialect {
-            delimiter: LINES,
-            style: Style::Csv,
-            columns: 1,
-            header: None,
-            names: vec!["line".into()],
-        }
-    }
-
-    pub fn encode(&self, out: &mut Vec<u8>) {
-        out.push(self.delimiter);
-        out.push(match self.style {
-            Style::Csv => 0,
-            Style::Copy => 1,
-            Style::Json => 2,
-            Style::Fields => 3,
-            Style::Sql => 4,
-        });
-        put_varint(out, self.columns as u64);
-        put_prefixed(out, self.header.as_deref().unwrap_or_default());
-        for n in &self.names {
-            put_prefixed(out, n.as_bytes());
-        }
-    }
-
-    pub fn decode(c: &mut Cursor<'_>) -> Result<Self> {
-        let delimiter = c.u8()?;
-        let style = match c.u8()? {
-            0 => Style::Csv,
-            1 => Style::Copy,
-            2 => Style::Json,
-            3 => Style::Fields,
-            4 => Style::Sql,
-            s => return Err(c.corrupt(format!("unknown field style {s}"))),
-        };
-        // Each column name costs at least one byte of the descriptor.
-        let columns = c.bounded(c.remaining() as u64, "column count")?;
-        if columns == 0 {
-            return Err(c.corrupt("a delimited dialect with no columns"));
-        }
-        let header = c.prefixed()?;
-        let header = (!header.is_empty()).then(|| header.to_vec());
-        let mut names = Vec::with_capacity(columns);
-        for _ in 0..columns {
-            names.push(String::from_utf8_lossy(c.prefixed()?).into_owned());
-        }
-        Ok(Self {
-            delimiter,
-            style,
-            columns,
-            header,
-            names,
-        })
-    }
-}
+use crate::model::{
+    reserve_like, Dialect, RawColumn, Shredded, Style, BARE, CRLF, DELIMITERS, LF, LINES, NONE,
+    NULL, QUOTED, RESERVE_AFTER,
+};
 
 /// One field of a record being parsed: its span in the input (inside the quotes for a quoted
 /// field, doubled quotes still in it).
@@ -325,31 +236,9 @@ fn line_end(src: &[u8], start: usize) -> usize {
     memchr(b'\n', &src[start..]).map_or(src.len(), |i| start + i + 1)
 }
 
-/// A row group of records, shredded.
-#[derive(Clone, Debug, Default)]
-pub struct Shredded {
-    pub columns: Vec<RawColumn>,
-    /// One terminator per row.
-    pub terminators: Vec<u8>,
-    pub exceptions: Exceptions,
-    /// JSON lines: each row's shape (empty for delimited text).
-    pub shapes: crate::shape::Shapes,
-}
-
-impl Shredded {
-    pub fn rows(&self) -> usize {
-        self.terminators.len()
-    }
-}
-
-/// Shreds `src` (whole records; the header, if any, already taken off) by `d`.
+/// Shreds delimited text `src` (CSV or COPY text; whole records, the header, if any, already
+/// taken off) by `d`.
 pub fn shred(src: &[u8], d: &Dialect) -> Shredded {
-    match d.style {
-        Style::Json => return crate::json::shred(src, d),
-        Style::Fields => return crate::fields::shred(src, d),
-        Style::Sql => return crate::sql::shred_inserts(src, d),
-        Style::Csv | Style::Copy => {}
-    }
     let mut out = Shredded {
         columns: vec![RawColumn::default(); d.columns],
         ..Shredded::default()
@@ -399,23 +288,6 @@ pub fn shred(src: &[u8], d: &Dialect) -> Shredded {
     out
 }
 
-/// Rows shredded before the columns reserve room for the rest.
-pub const RESERVE_AFTER: usize = 128;
-
-/// Reserves room in `columns`, whose values came from the first `seen` of `total` input bytes,
-/// for the values of the rest as they were so far (plus an eighth): the columns then grow
-/// without copying themselves over and over.
-pub fn reserve_like(columns: &mut [RawColumn], seen: usize, total: usize) {
-    let scale = |n: usize| (n as u64 * total as u64 / seen.max(1) as u64) as usize * 9 / 8;
-    for c in columns {
-        let rows = scale(c.rows());
-        c.data
-            .reserve(scale(c.data.len()).saturating_sub(c.data.len()));
-        c.ends.reserve(rows.saturating_sub(c.ends.len()));
-        c.flags.reserve(rows.saturating_sub(c.flags.len()));
-    }
-}
-
 /// Appends a quoted field's content with its doubled quotes undone.
 fn push_unquoted(col: &mut RawColumn, v: &[u8]) {
     let mut rest = v;
@@ -428,128 +300,16 @@ fn push_unquoted(col: &mut RawColumn, v: &[u8]) {
     col.flags.push(QUOTED);
 }
 
-/// Rows spelled a tile at a time.
-pub(crate) const TILE: usize = 2048;
-
-/// Rows are rebuilt a tile at a time: each column spells the tile's rows into its own small
-/// buffer (one tight loop per column), then the rows are put together from buffers that are
-/// all still in cache.
-pub(crate) struct Tiles<'a> {
-    writers: Vec<crate::column::ColumnWriter<'a>>,
-    /// Per column: the tile's spellings back to back (then [`MARGIN`] spare bytes, for wide
-    /// copies), and where each row's ends (starting with 0).
-    pub bufs: Vec<(Vec<u8>, Vec<usize>)>,
-}
-
-impl<'a> Tiles<'a> {
-    pub fn new(columns: &'a [Column], style: Style) -> Self {
-        Tiles {
-            writers: columns.iter().map(|c| c.writer_for(style)).collect(),
-            bufs: columns
-                .iter()
-                .map(|_| (Vec::new(), Vec::with_capacity(TILE + 1)))
-                .collect(),
-        }
-    }
-
-    /// Spells the next `n` rows of every column.
-    pub fn spell(&mut self, n: usize) {
-        for (w, (data, ends)) in self.writers.iter_mut().zip(self.bufs.iter_mut()) {
-            data.clear();
-            ends.clear();
-            ends.push(0);
-            w.spell_rows(n, data, ends);
-            data.extend_from_slice(&[0; MARGIN]);
-        }
-    }
-
-    /// Row `k` of the tile in column `col`.
-    pub fn value(&self, col: usize, k: usize) -> &[u8] {
-        let (data, ends) = &self.bufs[col];
-        &data[ends[k]..ends[k + 1]]
-    }
-}
-
-/// Appends the text of a shredded row group to `out`: every row, with the exceptions where
-/// they were. Stops with an error once it has written more than `limit` bytes (the row
-/// group's input size: columns that claim more are damaged).
-pub fn rebuild(
-    columns: &[Column],
-    terminators: &[u8],
-    exceptions: &Exceptions,
-    d: &Dialect,
-    limit: usize,
-    out: &mut Rebuilt,
-) -> Result<()> {
-    let delimiter = d.delimiter;
-    let mut tiles = Tiles::new(columns, d.style);
-    let mut ex = 0;
-    for (t, terms) in terminators.chunks(TILE).enumerate() {
-        tiles.spell(terms.len());
-        let tiles = &tiles.bufs;
-        // Room for the whole tile: every value, a delimiter after each but the last, up to two
-        // terminator bytes a row, and the wide copies' margin. Reserved again after an
-        // exception, which may have used it.
-        let room = tiles.iter().map(|(d, _)| d.len()).sum::<usize>()
-            + terms.len() * (tiles.len() + 2)
-            + MARGIN;
-        let buf = &mut *out.buf;
-        buf.reserve(room);
-        for (k, &term) in terms.iter().enumerate() {
-            let row = t * TILE + k;
-            if ex < exceptions.len() && exceptions.rows[ex] == row as u64 {
-                while ex < exceptions.len() && exceptions.rows[ex] == row as u64 {
-                    buf.extend_from_slice(exceptions.get(ex));
-                    ex += 1;
-                }
-                buf.reserve(room);
-            }
-            let mut at = buf.len();
-            // SAFETY: `data` has MARGIN bytes after every value; `buf` has room for the rest
-            // of the tile plus MARGIN (reserved above), so each wide copy and every delimiter
-            // and terminator byte stays within both allocations.
-            unsafe {
-                let base = buf.as_mut_ptr();
-                for (i, (data, ends)) in tiles.iter().enumerate() {
-                    let (a, b) = (ends[k], ends[k + 1]);
-                    if i > 0 {
-                        *base.add(at) = delimiter;
-                        at += 1;
-                    }
-                    copy_literals(data.as_ptr().add(a), base.add(at), b - a);
-                    at += b - a;
-                }
-                // Two bytes written, one or two kept ("\n" or "\r\n"), none for NONE.
-                let (bytes, kept) = match term {
-                    LF => (*b"\n\n", 1),
-                    CRLF => (*b"\r\n", 2),
-                    _ => (*b"\n\n", 0),
-                };
-                base.add(at).copy_from_nonoverlapping(bytes.as_ptr(), 2);
-                at += kept;
-                // Bytes up to `at` were all written above, within the reserved room.
-                buf.set_len(at);
-            }
-        }
-        out.check_limit(limit)?;
-        out.tile_done()?;
-    }
-    for i in ex..exceptions.len() {
-        out.buf.extend_from_slice(exceptions.get(i));
-    }
-    Ok(())
-}
-
-/// Guesses the dialect of `sample` (the start of an input; if it is not the whole input, its
-/// last, possibly cut, line is ignored): delimited when a delimiter gives at least two fields
-/// on at least 90% of the sample's records; otherwise lines, when the sample is text (valid
-/// UTF-8 without NUL bytes, at least two lines, none over 64 KiB); otherwise `None`.
+/// The delimited dialect of `sample` (the start of an input; if it is not the whole input, its
+/// last, possibly cut, line is ignored), when a delimiter gives at least two fields on at least
+/// 90% of the sample's records.
 pub fn sniff(sample: &[u8], whole: bool) -> Option<Dialect> {
-    sniff_among(sample, whole, &DELIMITERS, 2, 0.9).or_else(|| lines(sample, whole))
+    sniff_among(sample, whole, &DELIMITERS, 2, 0.9)
 }
 
-/// The lines dialect, if `sample` is line-oriented text.
-fn lines(sample: &[u8], whole: bool) -> Option<Dialect> {
+/// The whole lines of `sample` when it is line-oriented text (valid UTF-8 without NUL bytes,
+/// at least two lines, none over 64 KiB): what a log layout is chosen on.
+pub fn text_lines(sample: &[u8], whole: bool) -> Option<&[u8]> {
     let cut = if whole {
         sample
     } else {
@@ -562,7 +322,7 @@ fn lines(sample: &[u8], whole: bool) -> Option<Dialect> {
         count += 1;
         longest = longest.max(line.len());
     }
-    (text && count > 2 && longest <= 64 << 10).then(|| crate::fields::choose(cut, Level::Max))
+    (text && count > 2 && longest <= 64 << 10).then_some(cut)
 }
 
 /// The dialect of `sample` with `delimiter` imposed: its commonest field count, whatever
@@ -636,9 +396,9 @@ fn sniff_among(
         let distinct: std::collections::HashSet<&&[u8]> = values.iter().collect();
         let namelike = |v: &[u8]| {
             !v.is_empty()
-                && text::parse_int(v).is_none()
-                && text::parse_decimal(v).is_none()
-                && text::parse_date(v).is_none()
+                && crate::spelling::parse_int(v).is_none()
+                && crate::spelling::parse_decimal(v).is_none()
+                && crate::spelling::parse_date(v).is_none()
                 && std::str::from_utf8(v).is_ok()
                 && !v.contains(&b'"')
         };
@@ -665,7 +425,9 @@ fn sniff_among(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::column;
+    use crate::column::Column;
+    use crate::rebuilt::Rebuilt;
+    use crate::rows::rebuild_delimited as rebuild;
 
     fn round_trip(src: &[u8], d: &Dialect) -> Shredded {
         let s = shred(src, d);
@@ -674,9 +436,15 @@ mod tests {
             .iter()
             .map(|c| {
                 // Every candidate coding decodes to the same spellings; keep the first.
-                let spell = |e: &column::EncodedColumn| {
-                    let col = column::decode(e.kind, s.rows(), src.len(), e.streams.clone(), false)
-                        .unwrap();
+                let spell = |e: &crate::model::EncodedColumn| {
+                    let col = crate::column::decode(
+                        e.kind,
+                        s.rows(),
+                        src.len(),
+                        e.streams.clone(),
+                        false,
+                    )
+                    .unwrap();
                     let mut out = Vec::new();
                     let mut w = col.writer_for(d.style);
                     for _ in 0..s.rows() {
@@ -685,7 +453,7 @@ mod tests {
                     }
                     (col, out)
                 };
-                let cands = column::encode(c, d.style.empty_is_null());
+                let cands = crate::column::encode(c, d.style.empty_is_null());
                 let (first, want) = spell(&cands[0]);
                 for e in &cands[1..] {
                     assert_eq!(spell(e).1, want);
@@ -727,16 +495,16 @@ mod tests {
         assert_eq!(s.rows(), 3);
         assert!(s.exceptions.is_empty());
         assert_eq!(
-            column::encode(&s.columns[0], true)[0].kind,
-            column::Kind::Int
+            crate::column::encode(&s.columns[0], true)[0].kind,
+            crate::model::Kind::Int
         );
         assert_eq!(
-            column::encode(&s.columns[2], true)[0].kind,
-            column::Kind::Decimal(2)
+            crate::column::encode(&s.columns[2], true)[0].kind,
+            crate::model::Kind::Decimal(2)
         );
         assert_eq!(
-            column::encode(&s.columns[3], true)[0].kind,
-            column::Kind::Date
+            crate::column::encode(&s.columns[3], true)[0].kind,
+            crate::model::Kind::Date
         );
     }
 
@@ -773,13 +541,15 @@ mod tests {
         let tsv = b"a\tb\tc\n1\t2\t3\n4\t5\t6\n";
         assert_eq!(sniff(tsv, true).unwrap().delimiter, b'\t');
         let log = b"10:00:01 start pid=12\nA line, with a comma.\n10:00:02 stop pid=12\r\n\"q\n";
-        let d = sniff(log, true).unwrap();
+        assert_eq!(sniff(log, true), None);
+        assert_eq!(text_lines(log, true), Some(&log[..]));
+        let d = crate::detect::sniff(log, true).unwrap();
         assert_eq!((d.delimiter, d.columns), (LINES, 1));
         let s = round_trip(log, &d);
         assert_eq!(s.rows(), 4);
         assert!(s.exceptions.is_empty());
-        assert_eq!(sniff(b"\x00\x01\x02\n\x03\n\x04\n", true), None);
-        assert_eq!(sniff(b"\xff\xfe\n\n\n", true), None);
+        assert_eq!(text_lines(b"\x00\x01\x02\n\x03\n\x04\n", true), None);
+        assert_eq!(text_lines(b"\xff\xfe\n\n\n", true), None);
     }
 
     proptest::proptest! {

@@ -11,26 +11,14 @@
 
 use std::ops::Range;
 
-use crate::column::{RawColumn, BARE, NULL, QUOTED};
-use crate::delimited::{Dialect, Shredded, Style};
-use crate::shape::{line_at, Shape, ShapeIndex};
+use super::lines::line_at;
+use crate::model::{
+    Dialect, RawColumn, Shape, ShapeIndex, Shredded, Style, Table, BARE, INSERT_VALUES, NULL,
+    QUOTED,
+};
 
 /// Name of table 0 of a SQL archive: the lines that are not COPY data.
 pub const STATEMENTS: &str = "statements";
-
-/// One table of an archive: its name and how its rows are laid out.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Table {
-    pub name: String,
-    pub dialect: Dialect,
-}
-
-impl Table {
-    /// The escapes its text values carry (undone when they are read as Arrow).
-    pub fn escapes(&self) -> crate::escapes::Escapes {
-        crate::escapes::Escapes::of(self.dialect.style, &self.name)
-    }
-}
 
 /// Whether `sample` (the start of an input) looks like a SQL dump: a `COPY ... FROM stdin;`
 /// line, or at least two lines of SQL statements among its first lines and no line that
@@ -115,10 +103,6 @@ fn copy_dialect(columns: &[String], first_row: &[u8]) -> Dialect {
         names,
     }
 }
-
-/// The delimiter byte of an INSERT table's dialect (a marker: values sit between the
-/// statement's punctuation, which the rows' shapes keep).
-pub const INSERT: u8 = b'(';
 
 /// One tuple of an INSERT line: each value's span and flag (a string's span is inside its
 /// quotes, escapes as written), and the span of the text before each value and after the last.
@@ -336,7 +320,7 @@ fn insert_dialect(columns: &[String], arity: usize) -> Option<Dialect> {
         _ => return None,
     };
     Some(Dialect {
-        delimiter: INSERT,
+        delimiter: INSERT_VALUES,
         style: Style::Sql,
         columns: arity,
         header: None,
@@ -400,11 +384,8 @@ pub fn shred_inserts(src: &[u8], d: &Dialect) -> Shredded {
                 col.push(&line[span.clone()], *flag);
             }
             out.shapes.ids.push(id);
-            out.terminators.push(if k == last {
-                term
-            } else {
-                crate::delimited::NONE
-            });
+            out.terminators
+                .push(if k == last { term } else { crate::model::NONE });
         }
     }
     out
@@ -799,11 +780,7 @@ mod tests {
         assert_eq!(shredded.columns[2].flags, [NULL, QUOTED, QUOTED]);
         assert_eq!(
             shredded.terminators,
-            [
-                crate::delimited::LF,
-                crate::delimited::NONE,
-                crate::delimited::CRLF
-            ]
+            [crate::model::LF, crate::model::NONE, crate::model::CRLF]
         );
         // A line of another width is kept whole.
         let odd = b"INSERT INTO a VALUES (1, 2);\n";

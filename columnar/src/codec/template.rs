@@ -56,7 +56,7 @@ pub fn split<'a>(v: &'a [u8], template: &mut Vec<u8>, vars: &mut Vec<&'a [u8]>) 
 /// How people write a hole: loghub's and Drain's `<*>`.
 pub const HOLE_TEXT: &str = "<*>";
 
-/// `v`'s template as people read it, each hole written [`HOLE_TEXT`], and its variables in
+/// `v`'s template as people read it, each hole written `<*>`, and its variables in
 /// order.
 pub fn readable(v: &[u8]) -> (Vec<u8>, Vec<&[u8]>) {
     let (mut text, mut vars) = (Vec::with_capacity(v.len()), Vec::new());
@@ -74,7 +74,7 @@ pub fn readable(v: &[u8]) -> (Vec<u8>, Vec<&[u8]>) {
 /// Whether templates may pay for values like `sample`: some value has a variable, and the
 /// sample's values share templates (at most half as many templates as values).
 pub fn pays<'a>(sample: impl Iterator<Item = &'a [u8]>) -> bool {
-    let mut templates = crate::column::FastSet::default();
+    let mut templates = crate::model::FastSet::default();
     let (mut n, mut holes) = (0, 0);
     let mut vars = Vec::new();
     for v in sample {
@@ -106,7 +106,7 @@ pub fn encode<'a>(
     values: impl Iterator<Item = &'a [u8]>,
     max_templates: usize,
 ) -> Option<Templated> {
-    let mut index: crate::column::FastMap<Vec<u8>, u32> = Default::default();
+    let mut index: crate::model::FastMap<Vec<u8>, u32> = Default::default();
     let mut first_ids = Vec::new();
     let mut row_vars: Vec<Vec<&[u8]>> = Vec::new();
     let mut template = Vec::new();
@@ -233,14 +233,14 @@ fn encode_slot(slot: &[&[u8]], vars: &mut Vec<u8>, ints: &mut Vec<u8>) {
         });
     }
     vars.push(SHAPED_SLOT);
-    crate::bytes::put_varint(vars, first.len() as u64);
+    crate::wire::put_varint(vars, first.len() as u64);
     vars.extend_from_slice(&first);
     vars.extend_from_slice(&kinds);
     for k in 0..parts {
         let mut prev = 0i64;
         for row in 0..slot.len() {
             let v = digits_value(all_runs[row * parts + k]);
-            crate::bytes::put_varint(ints, crate::bytes::zigzag(v.wrapping_sub(prev)));
+            crate::wire::put_varint(ints, crate::wire::zigzag(v.wrapping_sub(prev)));
             prev = v;
         }
     }
@@ -319,7 +319,7 @@ pub fn decode(
                         for _ in 0..count[t] {
                             let d = glyd_core::varint::get(ints, &mut ip)
                                 .ok_or("integer stream ends early")?;
-                            prev = prev.wrapping_add(crate::bytes::unzigzag(d));
+                            prev = prev.wrapping_add(crate::wire::unzigzag(d));
                             runs.push(prev);
                         }
                     }
@@ -336,7 +336,7 @@ pub fn decode(
                                 return Err(format!("run value {v} does not fit its kind"));
                             }
                             let start = spelled.len();
-                            crate::text::put_int(&mut spelled, v);
+                            crate::spelling::put_int(&mut spelled, v);
                             let len = spelled.len() - start;
                             if len < w {
                                 // Zero-pad to the width: shift the digits right.

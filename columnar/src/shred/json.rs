@@ -8,12 +8,8 @@
 
 use memchr::memchr2;
 
-use crate::column::{Style, BARE, NULL, QUOTED};
-use crate::delimited::{Dialect, Shredded};
-use crate::shape::{line_at, shred_lines, Shape};
-
-/// The delimiter byte of a JSON lines dialect (a marker: JSON has no single delimiter).
-pub const JSON: u8 = b'{';
+use super::lines::{line_at, shred_lines};
+use crate::model::{Dialect, Shape, Shredded, Style, BARE, JSON_LINES, NULL, QUOTED};
 
 /// Most columns (distinct top-level keys) a JSON lines table has.
 const MAX_COLUMNS: usize = 1024;
@@ -149,7 +145,7 @@ pub fn sniff(sample: &[u8], whole: bool) -> Option<Dialect> {
         &sample[..sample.iter().rposition(|&c| c == b'\n')? + 1]
     };
     let mut names: Vec<Vec<u8>> = Vec::new();
-    let mut seen = crate::column::FastSet::default();
+    let mut seen = crate::model::FastSet::default();
     let (mut lines, mut objects) = (0usize, 0usize);
     let mut members = Vec::new();
     let mut p = 0;
@@ -176,7 +172,7 @@ pub fn sniff(sample: &[u8], whole: bool) -> Option<Dialect> {
         return None;
     }
     Some(Dialect {
-        delimiter: JSON,
+        delimiter: JSON_LINES,
         style: Style::Json,
         columns: names.len(),
         header: None,
@@ -189,7 +185,7 @@ pub fn sniff(sample: &[u8], whole: bool) -> Option<Dialect> {
 
 /// Shreds JSON lines by `d` (a dialect [`sniff`] made).
 pub fn shred(src: &[u8], d: &Dialect) -> Shredded {
-    let index: crate::column::FastMap<&[u8], u32> = d
+    let index: crate::model::FastMap<&[u8], u32> = d
         .names
         .iter()
         .enumerate()
@@ -220,9 +216,9 @@ pub fn shred(src: &[u8], d: &Dialect) -> Shredded {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::column;
     use crate::column::Column;
-    use crate::shape::{rebuild, Shapes};
+    use crate::model::Shapes;
+    use crate::rows::rebuild_shaped as rebuild;
 
     #[test]
     fn objects_parse_into_members_and_shapes() {
@@ -287,8 +283,8 @@ mod tests {
             .columns
             .iter()
             .map(|c| {
-                let e = column::encode(c, false).remove(0);
-                column::decode(e.kind, s.rows(), src.len(), e.streams, false).unwrap()
+                let e = crate::column::encode(c, false).remove(0);
+                crate::column::decode(e.kind, s.rows(), src.len(), e.streams, false).unwrap()
             })
             .collect();
         let (list, ids) = s.shapes.encode();
@@ -307,8 +303,8 @@ mod tests {
         .unwrap();
         assert_eq!(String::from_utf8_lossy(&out), String::from_utf8_lossy(src));
         // The timestamps, quoted in JSON, are typed.
-        let ts = column::encode(&s.columns[1], false).remove(0);
-        assert!(matches!(ts.kind, column::Kind::Timestamp(_)));
+        let ts = crate::column::encode(&s.columns[1], false).remove(0);
+        assert!(matches!(ts.kind, crate::model::Kind::Timestamp(_)));
     }
 
     #[test]

@@ -3,19 +3,12 @@
 //! component) before free text. Each of those fields is a column of its own, typed and coded in
 //! row order (times as deltas from the line before), and the rest of the line is a `message`
 //! column (coded as templates). The whitespace between fields varies (padded ids, a day
-//! written ` 9`), so it goes to the row's shape (see [`crate::shape`]), as do lines with fewer
+//! written ` 9`), so it goes to the row's shape (see `Shapes`), as do lines with fewer
 //! fields. How many fields lead is chosen on a sample by trying each count that most lines
 //! reach and keeping the one that compresses smallest.
 
-use glyd_core::Level;
-
-use crate::column::{Style, BARE};
-use crate::delimited::{Dialect, Shredded};
-use crate::shape::{shred_lines, Found, Shape};
-
-/// The delimiter byte of a log fields dialect (a marker: the separator is any run of spaces
-/// and tabs).
-pub const FIELDS: u8 = b' ';
+use super::lines::{shred_lines, Found};
+use crate::model::{Dialect, Shape, Shredded, BARE};
 
 /// Most leading fields tried.
 const MAX_FIELDS: usize = 8;
@@ -28,19 +21,6 @@ const TRIAL_BYTES: usize = 256 << 10;
 
 fn is_gap(b: u8) -> bool {
     b == b' ' || b == b'\t'
-}
-
-/// The dialect of lines with `k` leading fields (columns `f1` .. `fk`) and a message.
-pub fn dialect(k: usize) -> Dialect {
-    let mut names: Vec<String> = (1..=k).map(|i| format!("f{i}")).collect();
-    names.push("message".into());
-    Dialect {
-        delimiter: FIELDS,
-        style: Style::Fields,
-        columns: k + 1,
-        header: None,
-        names,
-    }
 }
 
 /// Splits `line` into at most `k` leading fields and a message: fills `values` (one per
@@ -73,7 +53,7 @@ fn split_line(line: &[u8], k: usize, values: &mut [Found]) -> Shape {
     shape
 }
 
-/// Shreds log lines by `d` (a dialect of [`dialect`]): lines that are not UTF-8, or of a
+/// Shreds log lines by `d` (a dialect of [`Dialect::log_fields`]): lines that are not UTF-8, or of a
 /// shape past the row group's limit, go to the exceptions.
 pub fn shred(src: &[u8], d: &Dialect) -> Shredded {
     let k = d.columns - 1;
@@ -101,8 +81,9 @@ fn common_positions(lines: &[&[u8]]) -> usize {
 }
 
 /// The layout for log lines like `sample` (whole lines): the lines dialect, or leading fields
-/// and a message, whichever codes the start of the sample smallest at `level`.
-pub fn choose(sample: &[u8], level: Level) -> Dialect {
+/// and a message, whichever `size` (the bytes a row group of these lines takes laid out by a
+/// dialect) says codes the start of the sample smallest.
+pub fn choose(sample: &[u8], size: &mut dyn FnMut(&[u8], &Dialect) -> usize) -> Dialect {
     let trial = match sample.len() {
         n if n <= TRIAL_BYTES => sample,
         _ => {
@@ -112,13 +93,10 @@ pub fn choose(sample: &[u8], level: Level) -> Dialect {
     };
     let lines: Vec<&[u8]> = trial.split(|&c| c == b'\n').take(SNIFF_LINES).collect();
     let common = common_positions(&lines);
-    let size = |d: &Dialect| {
-        crate::rowgroup::encode(trial, 0, d, crate::escapes::Escapes::None, level).len()
-    };
-    let mut best = (size(&Dialect::lines()), Dialect::lines());
+    let mut best = (size(trial, &Dialect::lines()), Dialect::lines());
     for k in 1..=common {
-        let d = dialect(k);
-        let s = size(&d);
+        let d = Dialect::log_fields(k);
+        let s = size(trial, &d);
         if s < best.0 {
             best = (s, d);
         }
@@ -129,11 +107,13 @@ pub fn choose(sample: &[u8], level: Level) -> Dialect {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::column::ABSENT;
-    use crate::shape::{rebuild, Shapes};
+    use crate::model::Shapes;
+    use crate::model::ABSENT;
+    use crate::rows::rebuild_shaped as rebuild;
+    use glyd_core::Level;
 
     fn round_trip(src: &[u8], k: usize) -> Shredded {
-        let d = dialect(k);
+        let d = Dialect::log_fields(k);
         let s = shred(src, &d);
         let cols: Vec<crate::column::Column> = s
             .columns
@@ -151,7 +131,7 @@ mod tests {
             &s.terminators,
             &s.exceptions,
             &shapes,
-            Style::Fields,
+            crate::model::Style::Fields,
             src.len(),
             &mut crate::rebuilt::Rebuilt::kept(&mut out),
         )
@@ -203,11 +183,14 @@ mod tests {
         }
         let lines: Vec<&[u8]> = log.split(|&c| c == b'\n').collect();
         assert_eq!(common_positions(&lines[..400]), 7);
-        let d = choose(&log, Level::Max);
-        assert_eq!(d.delimiter, FIELDS);
+        let d = crate::detect::choose_log_layout(&log, Level::Max);
+        assert_eq!(d.delimiter, crate::model::LOG_FIELDS);
         round_trip(&log, d.columns - 1);
         // Free text has no leading fields.
         let prose = b"the quick brown fox\njumps over\nthe lazy dog today\n".repeat(3);
-        assert_eq!(choose(&prose, Level::Max), Dialect::lines());
+        assert_eq!(
+            crate::detect::choose_log_layout(&prose, Level::Max),
+            Dialect::lines()
+        );
     }
 }

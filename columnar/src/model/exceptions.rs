@@ -2,8 +2,8 @@
 //! field count, broken quoting, invalid UTF-8) kept verbatim at its position among the rows, so
 //! nothing is ever lost.
 
-use crate::bytes::{put_varint, Cursor};
 use crate::error::{Error, Result};
+use crate::wire::{put_varint, Cursor};
 
 /// Verbatim pieces of input, each placed before row `rows[i]` of its row group (`rows[i]` may
 /// equal the row count: after the last row).

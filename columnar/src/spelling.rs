@@ -408,13 +408,8 @@ pub fn parse_timestamp(b: &[u8]) -> Option<(i64, TimeFormat)> {
     Some((secs * fmt.scale() + frac, fmt))
 }
 
-/// Whether `v` is a timestamp [`parse_timestamp`] can produce in format `f`.
-pub fn timestamp_in_range(v: i64, f: TimeFormat) -> bool {
-    date_in_range(v.div_euclid(f.scale()).div_euclid(86400))
-}
-
-/// The least and greatest value of a timestamp in format `f` for which
-/// [`timestamp_in_range`] holds: the first instant of the first day and the last of the last.
+/// The least and greatest timestamp [`parse_timestamp`] can produce in format `f`: the first
+/// instant of the first day and the last of the last.
 pub fn timestamp_range(f: TimeFormat) -> (i64, i64) {
     let day = 86400 * f.scale();
     (FIRST_DAY * day, (LAST_DAY + 1) * day - 1)
@@ -546,6 +541,11 @@ pub const LAST_DAY: i64 = days_from_civil(9999, 12, 31);
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Whether `v` is a timestamp [`parse_timestamp`] can produce in format `f`.
+    fn timestamp_in_range(v: i64, f: TimeFormat) -> bool {
+        date_in_range(v.div_euclid(f.scale()).div_euclid(86400))
+    }
     use proptest::prelude::*;
 
     #[test]

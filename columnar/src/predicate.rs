@@ -4,7 +4,7 @@
 //! the template's literal text settles the answer for every value made from it (see
 //! [`TextTest::on_template`]), and row by row only where the answer depends on the variables.
 
-use crate::template::HOLE;
+use crate::codec::template::HOLE;
 
 /// A test of one text value, as read (escapes undone).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -28,7 +28,7 @@ impl TextTest {
     }
 
     /// The answer for every value made from `template` (its literal text with each
-    /// [`HOLE`] filled by a variable), or `None` where it depends on the variables. Only the
+    /// `HOLE` filled by a variable), or `None` where it depends on the variables. Only the
     /// literal text is relied on, not how the writer split values into templates, so the
     /// answer holds for any template a chunk stores.
     pub fn on_template(&self, template: &[u8]) -> Option<bool> {
@@ -83,7 +83,7 @@ fn in_order<'a>(mut s: &[u8], parts: impl Iterator<Item = &'a [u8]>) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::template::split;
+    use crate::codec::template::split;
     use proptest::prelude::*;
 
     fn template_of(v: &[u8]) -> Vec<u8> {

@@ -1,21 +1,9 @@
-//! Arrow tables: record archives of Arrow data rather than of text (what `glyd -r` makes of a
-//! Parquet file). The table's Arrow schema is in the archive header, and each column chunk is
-//! coded as its type allows:
-//!
-//! - integer-like types (integers, dates, times, timestamps, durations, year-month intervals,
-//!   128-bit decimals whose values fit 64 bits) as the record engine's integer columns
-//!   (varints, deltas, byte planes, links to other columns), `Date32` as its date kind so
-//!   that date predicates prune row groups;
-//! - strings (`Utf8`, `LargeUtf8`, `Utf8View`) as its text columns (dictionaries, templates);
-//! - everything else (floats, booleans, binary, decimals past 64 bits, dictionaries, lists,
-//!   maps, structs) as the Arrow IPC stream of the array ([`Kind::Arrow`]), compressed like any
-//!   other chunk.
-//!
-//! Reading turns each chunk back into the schema's exact type ([`to_target`]), so a table
-//! reads back as the very arrays that went in.
+//! Columns of Arrow tables (what `glyd -r` makes of a Parquet file): integer-like types coded
+//! as the record engine's integers (`Date32` as dates, so that date predicates prune), strings
+//! as its text, everything else (floats, booleans, binary, wide decimals, nested types) as the
+//! array's Arrow IPC stream; and each chunk read back as the schema's exact type
+//! ([`to_target`]), so a table reads back as the arrays that went in.
 
-use std::io::Cursor as IoCursor;
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
@@ -25,15 +13,15 @@ use arrow_array::types::{
 };
 use arrow_array::{
     make_array, Array, ArrayRef, ArrowPrimitiveType, Decimal128Array, LargeStringArray,
-    PrimitiveArray, RecordBatch, StringArray, StringViewArray,
+    PrimitiveArray, StringArray, StringViewArray,
 };
 use arrow_buffer::ArrowNativeType;
-use arrow_ipc::reader::StreamReader;
-use arrow_ipc::writer::StreamWriter;
-use arrow_schema::{DataType, Field, IntervalUnit, Schema, SchemaRef};
+use arrow_schema::{DataType, IntervalUnit};
 
-use crate::column::{self, Column, EncodedColumn, Kind, RawColumn, Role, Stats, BARE, NULL};
+use super::decoded::Column;
+use crate::codec::arrow_ipc::{array_to_ipc, arrow_error, size_of};
 use crate::error::{Error, Result};
+use crate::model::{EncodedColumn, Kind, RawColumn, Role, Stats, BARE, NULL};
 
 /// How a column of an Arrow type is stored.
 enum Storage {
@@ -57,10 +45,6 @@ fn storage(t: &DataType) -> Storage {
         Utf8 | LargeUtf8 | Utf8View => Storage::Text,
         _ => Storage::Ipc,
     }
-}
-
-fn arrow_error(what: &'static str) -> impl Fn(arrow_schema::ArrowError) -> Error {
-    move |e| Error::corrupt(what, 0, e.to_string())
 }
 
 /// The array `a` relabelled as type `t` of the same layout (a `Date32` as `Int32`, or back).
@@ -109,14 +93,6 @@ fn flags_of(a: &dyn Array) -> Vec<u8> {
         .collect()
 }
 
-/// Bytes of Arrow data the array holds (its share of the row group's size, which bounds
-/// what a reader decodes for it).
-pub(crate) fn size_of(a: &dyn Array) -> u64 {
-    a.to_data()
-        .get_slice_memory_size()
-        .unwrap_or_else(|_| a.get_array_memory_size()) as u64
-}
-
 /// Candidate codings of one column of an Arrow table, and its values spelled as text for
 /// columns the record engine codes (what links between columns compare; empty for IPC).
 pub(crate) fn encode_array(a: &ArrayRef) -> Result<(RawColumn, Vec<EncodedColumn>)> {
@@ -139,7 +115,10 @@ pub(crate) fn encode_array(a: &ArrayRef) -> Result<(RawColumn, Vec<EncodedColumn
             let flag = w.value(&mut v);
             raw.push(&v, flag);
         }
-        (raw, column::encode_typed(kind, flags, values, raw_bytes))
+        (
+            raw,
+            super::encode::encode_typed(kind, flags, values, raw_bytes),
+        )
     };
     let ints = match storage(a.data_type()) {
         Storage::Text => {
@@ -154,12 +133,12 @@ pub(crate) fn encode_array(a: &ArrayRef) -> Result<(RawColumn, Vec<EncodedColumn
                 };
                 raw.push(v.as_bytes(), flag);
             }
-            let cands = column::encode_text(&raw);
+            let cands = super::encode::encode_text(&raw);
             return Ok((raw, cands));
         }
         Storage::Date => {
             let days = present::<Date32Type>(a.as_ref()).unwrap_or_default();
-            if days.iter().all(|&d| crate::text::date_in_range(d)) {
+            if days.iter().all(|&d| crate::spelling::date_in_range(d)) {
                 return Ok(typed(Kind::Date, days));
             }
             integers(relabel(a.as_ref(), &DataType::Int32)?.as_ref())
@@ -185,70 +164,6 @@ pub(crate) fn encode_array(a: &ArrayRef) -> Result<(RawColumn, Vec<EncodedColumn
         streams: vec![(Role::Bytes, ipc)],
     };
     Ok((RawColumn::default(), vec![chunk]))
-}
-
-/// `array` as an Arrow IPC stream: a one-column schema, the batch, the end marker.
-pub(crate) fn array_to_ipc(array: &ArrayRef) -> Result<Vec<u8>> {
-    let schema = Schema::new(vec![Field::new("c", array.data_type().clone(), true)]);
-    let batch = RecordBatch::try_new(Arc::new(schema.clone()), vec![array.clone()])
-        .map_err(arrow_error("Arrow column"))?;
-    let mut w = StreamWriter::try_new(Vec::new(), &schema).map_err(arrow_error("Arrow column"))?;
-    w.write(&batch).map_err(arrow_error("Arrow column"))?;
-    w.into_inner().map_err(arrow_error("Arrow column"))
-}
-
-/// Runs an Arrow IPC decode, turning a panic on malformed input into an error: the reader
-/// validates what it builds, but an archive is untrusted input and must never abort a reader.
-fn guarded<T>(what: &'static str, f: impl FnOnce() -> Result<T>) -> Result<T> {
-    catch_unwind(AssertUnwindSafe(f))
-        .unwrap_or_else(|_| Err(Error::corrupt(what, 0, "malformed Arrow IPC")))
-}
-
-/// The array in the IPC stream `ipc`, checked to be `rows` values of type `target`.
-pub(crate) fn array_from_ipc(ipc: &[u8], rows: usize, target: &DataType) -> Result<ArrayRef> {
-    guarded("Arrow column chunk", || {
-        let bad = arrow_error("Arrow column chunk");
-        let mut r = StreamReader::try_new(IoCursor::new(ipc), None).map_err(&bad)?;
-        let batch = r
-            .next()
-            .ok_or_else(|| Error::corrupt("Arrow column chunk", 0, "no batch"))?
-            .map_err(&bad)?;
-        if r.next().is_some() || batch.num_columns() != 1 {
-            return Err(Error::corrupt(
-                "Arrow column chunk",
-                0,
-                "more than one array",
-            ));
-        }
-        let a = batch.column(0).clone();
-        if a.data_type() != target || a.len() != rows {
-            return Err(Error::corrupt(
-                "Arrow column chunk",
-                0,
-                format!(
-                    "{} values of {} where the schema says {rows} of {target}",
-                    a.len(),
-                    a.data_type()
-                ),
-            ));
-        }
-        Ok(a)
-    })
-}
-
-/// `schema` as an Arrow IPC stream holding only the schema message.
-pub(crate) fn schema_to_ipc(schema: &Schema) -> Result<Vec<u8>> {
-    let w = StreamWriter::try_new(Vec::new(), schema).map_err(arrow_error("Arrow schema"))?;
-    w.into_inner().map_err(arrow_error("Arrow schema"))
-}
-
-/// The schema in an IPC stream written by [`schema_to_ipc`].
-pub(crate) fn schema_from_ipc(ipc: &[u8]) -> Result<SchemaRef> {
-    guarded("Arrow schema", || {
-        let r =
-            StreamReader::try_new(IoCursor::new(ipc), None).map_err(arrow_error("Arrow schema"))?;
-        Ok(r.schema())
-    })
 }
 
 /// Int64 values narrowed to `T` (the storage type of the column), nulls kept.

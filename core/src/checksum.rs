@@ -135,13 +135,16 @@ mod avx512 {
     #[inline]
     #[target_feature(enable = "avx512f")]
     unsafe fn stripe(stripe: *const u8, secret: *const u8) -> __m512i {
-        let d = _mm512_loadu_si512(stripe as *const _);
-        let k = _mm512_loadu_si512(secret as *const _);
-        let dk = _mm512_xor_si512(d, k);
-        let prod = _mm512_mul_epu32(dk, _mm512_srli_epi64::<32>(dk));
-        // Swap the two u64 lanes of every 128-bit pair: lane i receives d[i ^ 1].
-        let swapped = _mm512_shuffle_epi32::<0b01_00_11_10>(d);
-        _mm512_add_epi64(prod, swapped)
+        // SAFETY: the caller keeps this function's contract (its `# Safety`).
+        unsafe {
+            let d = _mm512_loadu_si512(stripe as *const _);
+            let k = _mm512_loadu_si512(secret as *const _);
+            let dk = _mm512_xor_si512(d, k);
+            let prod = _mm512_mul_epu32(dk, _mm512_srli_epi64::<32>(dk));
+            // Swap the two u64 lanes of every 128-bit pair: lane i receives d[i ^ 1].
+            let swapped = _mm512_shuffle_epi32::<0b01_00_11_10>(d);
+            _mm512_add_epi64(prod, swapped)
+        }
     }
 
     /// Adds stripes `0..n` starting at `base` (secret offsets `8 * s`) to `acc`, with four
@@ -149,42 +152,48 @@ mod avx512 {
     #[inline]
     #[target_feature(enable = "avx512f")]
     unsafe fn accumulate(acc: __m512i, base: *const u8, secret: *const u8, n: usize) -> __m512i {
-        let z = _mm512_setzero_si512();
-        let (mut a, mut b, mut c, mut d) = (acc, z, z, z);
-        let mut s = 0;
-        while s + 4 <= n {
-            a = _mm512_add_epi64(a, stripe(base.add(s * STRIPE), secret.add(s * 8)));
-            b = _mm512_add_epi64(
-                b,
-                stripe(base.add((s + 1) * STRIPE), secret.add((s + 1) * 8)),
-            );
-            c = _mm512_add_epi64(
-                c,
-                stripe(base.add((s + 2) * STRIPE), secret.add((s + 2) * 8)),
-            );
-            d = _mm512_add_epi64(
-                d,
-                stripe(base.add((s + 3) * STRIPE), secret.add((s + 3) * 8)),
-            );
-            s += 4;
+        // SAFETY: the caller keeps this function's contract (its `# Safety`).
+        unsafe {
+            let z = _mm512_setzero_si512();
+            let (mut a, mut b, mut c, mut d) = (acc, z, z, z);
+            let mut s = 0;
+            while s + 4 <= n {
+                a = _mm512_add_epi64(a, stripe(base.add(s * STRIPE), secret.add(s * 8)));
+                b = _mm512_add_epi64(
+                    b,
+                    stripe(base.add((s + 1) * STRIPE), secret.add((s + 1) * 8)),
+                );
+                c = _mm512_add_epi64(
+                    c,
+                    stripe(base.add((s + 2) * STRIPE), secret.add((s + 2) * 8)),
+                );
+                d = _mm512_add_epi64(
+                    d,
+                    stripe(base.add((s + 3) * STRIPE), secret.add((s + 3) * 8)),
+                );
+                s += 4;
+            }
+            while s < n {
+                a = _mm512_add_epi64(a, stripe(base.add(s * STRIPE), secret.add(s * 8)));
+                s += 1;
+            }
+            _mm512_add_epi64(_mm512_add_epi64(a, b), _mm512_add_epi64(c, d))
         }
-        while s < n {
-            a = _mm512_add_epi64(a, stripe(base.add(s * STRIPE), secret.add(s * 8)));
-            s += 1;
-        }
-        _mm512_add_epi64(_mm512_add_epi64(a, b), _mm512_add_epi64(c, d))
     }
 
     /// `acc = (acc ^ (acc >> 47) ^ key) * PRIME32_1` on each u64 lane.
     #[inline]
     #[target_feature(enable = "avx512f")]
     unsafe fn scramble(acc: __m512i, secret: *const u8) -> __m512i {
-        let k = _mm512_loadu_si512(secret as *const _);
-        let a = _mm512_xor_si512(_mm512_xor_si512(acc, _mm512_srli_epi64::<47>(acc)), k);
-        let p = _mm512_set1_epi64(PRIME32_1 as i64);
-        let lo = _mm512_mul_epu32(a, p);
-        let hi = _mm512_mul_epu32(_mm512_srli_epi64::<32>(a), p);
-        _mm512_add_epi64(lo, _mm512_slli_epi64::<32>(hi))
+        // SAFETY: the caller keeps this function's contract (its `# Safety`).
+        unsafe {
+            let k = _mm512_loadu_si512(secret as *const _);
+            let a = _mm512_xor_si512(_mm512_xor_si512(acc, _mm512_srli_epi64::<47>(acc)), k);
+            let p = _mm512_set1_epi64(PRIME32_1 as i64);
+            let lo = _mm512_mul_epu32(a, p);
+            let hi = _mm512_mul_epu32(_mm512_srli_epi64::<32>(a), p);
+            _mm512_add_epi64(lo, _mm512_slli_epi64::<32>(hi))
+        }
     }
 
     /// XXH3-64 with seed 0 of `data`, for `data.len() > 240`.
@@ -193,7 +202,8 @@ mod avx512 {
     /// The CPU must support AVX-512F.
     #[target_feature(enable = "avx512f")]
     pub unsafe fn xxh3_64_long(data: &[u8]) -> u64 {
-        Long::new(data.len()).finish(data)
+        // SAFETY: the caller keeps this function's contract (its `# Safety`).
+        unsafe { Long::new(data.len()).finish(data) }
     }
 
     /// XXH3-64's long path over an input of known length taken in from its start: the
@@ -224,18 +234,21 @@ mod avx512 {
         /// The CPU must support AVX-512F.
         #[target_feature(enable = "avx512f")]
         pub unsafe fn advance(&mut self, data: &[u8]) {
-            let ready = (data.len() / BLOCK).min((self.len - 1) / BLOCK);
-            if ready <= self.blocks_done {
-                return;
+            // SAFETY: the caller keeps this function's contract (its `# Safety`).
+            unsafe {
+                let ready = (data.len() / BLOCK).min((self.len - 1) / BLOCK);
+                if ready <= self.blocks_done {
+                    return;
+                }
+                let (p, s) = (data.as_ptr(), SECRET.as_ptr());
+                let mut acc = _mm512_loadu_si512(self.acc.as_ptr() as *const _);
+                for b in self.blocks_done..ready {
+                    acc = accumulate(acc, p.add(b * BLOCK), s, STRIPES_PER_BLOCK);
+                    acc = scramble(acc, s.add(SECRET.len() - STRIPE));
+                }
+                _mm512_storeu_si512(self.acc.as_mut_ptr() as *mut _, acc);
+                self.blocks_done = ready;
             }
-            let (p, s) = (data.as_ptr(), SECRET.as_ptr());
-            let mut acc = _mm512_loadu_si512(self.acc.as_ptr() as *const _);
-            for b in self.blocks_done..ready {
-                acc = accumulate(acc, p.add(b * BLOCK), s, STRIPES_PER_BLOCK);
-                acc = scramble(acc, s.add(SECRET.len() - STRIPE));
-            }
-            _mm512_storeu_si512(self.acc.as_mut_ptr() as *mut _, acc);
-            self.blocks_done = ready;
         }
 
         /// The hash of `data`, the whole input.
@@ -244,20 +257,23 @@ mod avx512 {
         /// The CPU must support AVX-512F.
         #[target_feature(enable = "avx512f")]
         pub unsafe fn finish(mut self, data: &[u8]) -> u64 {
-            debug_assert_eq!(data.len(), self.len);
-            self.advance(data);
-            let (len, blocks) = (self.len, self.blocks_done);
-            let (p, s) = (data.as_ptr(), SECRET.as_ptr());
-            let mut acc = _mm512_loadu_si512(self.acc.as_ptr() as *const _);
-            let stripes = ((len - 1) - BLOCK * blocks) / STRIPE;
-            acc = accumulate(acc, p.add(blocks * BLOCK), s, stripes);
-            acc = _mm512_add_epi64(
-                acc,
-                stripe(p.add(len - STRIPE), s.add(SECRET.len() - STRIPE - 7)),
-            );
-            let mut lanes = [0u64; 8];
-            _mm512_storeu_si512(lanes.as_mut_ptr() as *mut _, acc);
-            merge(&lanes, (len as u64).wrapping_mul(PRIME64_1))
+            // SAFETY: the caller keeps this function's contract (its `# Safety`).
+            unsafe {
+                debug_assert_eq!(data.len(), self.len);
+                self.advance(data);
+                let (len, blocks) = (self.len, self.blocks_done);
+                let (p, s) = (data.as_ptr(), SECRET.as_ptr());
+                let mut acc = _mm512_loadu_si512(self.acc.as_ptr() as *const _);
+                let stripes = ((len - 1) - BLOCK * blocks) / STRIPE;
+                acc = accumulate(acc, p.add(blocks * BLOCK), s, stripes);
+                acc = _mm512_add_epi64(
+                    acc,
+                    stripe(p.add(len - STRIPE), s.add(SECRET.len() - STRIPE - 7)),
+                );
+                let mut lanes = [0u64; 8];
+                _mm512_storeu_si512(lanes.as_mut_ptr() as *mut _, acc);
+                merge(&lanes, (len as u64).wrapping_mul(PRIME64_1))
+            }
         }
     }
 

@@ -10,7 +10,10 @@ pub const MARGIN: usize = 32;
 
 #[inline(always)]
 unsafe fn copy16(src: *const u8, dst: *mut u8) {
-    ptr::copy_nonoverlapping(src, dst, 16);
+    // SAFETY: the caller keeps this function's contract (its `# Safety`).
+    unsafe {
+        ptr::copy_nonoverlapping(src, dst, 16);
+    }
 }
 
 /// Copies `len` literal bytes from `src` to `dst` (distinct buffers).
@@ -19,11 +22,14 @@ unsafe fn copy16(src: *const u8, dst: *mut u8) {
 /// `src[.. len + MARGIN]` must be readable and `dst[.. len + MARGIN]` writable.
 #[inline(always)]
 pub unsafe fn copy_literals(src: *const u8, dst: *mut u8, len: usize) {
-    copy16(src, dst);
-    let mut k = 16;
-    while k < len {
-        copy16(src.add(k), dst.add(k));
-        k += 16;
+    // SAFETY: the caller keeps this function's contract (its `# Safety`).
+    unsafe {
+        copy16(src, dst);
+        let mut k = 16;
+        while k < len {
+            copy16(src.add(k), dst.add(k));
+            k += 16;
+        }
     }
 }
 
@@ -34,7 +40,8 @@ pub unsafe fn copy_literals(src: *const u8, dst: *mut u8, len: usize) {
 /// initialised bytes of the same buffer.
 #[inline(always)]
 pub unsafe fn copy_match(dst: *mut u8, off: usize, len: usize) {
-    copy_match_head::<MARGIN>(dst, off, len)
+    // SAFETY: the caller keeps this function's contract (its `# Safety`).
+    unsafe { copy_match_head::<MARGIN>(dst, off, len) }
 }
 
 /// Bytes that [`copy_long_match`] may write beyond its length.
@@ -49,7 +56,8 @@ pub const LONG_MARGIN: usize = 64;
 /// initialised bytes of the same buffer.
 #[inline(always)]
 pub unsafe fn copy_long_match(dst: *mut u8, off: usize, len: usize) {
-    copy_match_head::<LONG_MARGIN>(dst, off, len)
+    // SAFETY: the caller keeps this function's contract (its `# Safety`).
+    unsafe { copy_match_head::<LONG_MARGIN>(dst, off, len) }
 }
 
 /// [`copy_long_match`] in 64-byte chunks, one load and one store each where the offset is
@@ -63,18 +71,21 @@ pub unsafe fn copy_long_match(dst: *mut u8, off: usize, len: usize) {
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
 pub unsafe fn copy_long_match_64(dst: *mut u8, off: usize, len: usize) {
-    if off < 64 {
-        return short_offset_chunks(dst, off, len);
-    }
-    // Each chunk's source ends at or before its destination's start (`off` >= 64), so later
-    // chunks read only bytes earlier ones have finished writing.
-    let src = dst.sub(off) as *const u8;
-    let mut k = 0;
-    loop {
-        ptr::copy_nonoverlapping(src.add(k), dst.add(k), 64);
-        k += 64;
-        if k >= len {
-            return;
+    // SAFETY: the caller keeps this function's contract (its `# Safety`).
+    unsafe {
+        if off < 64 {
+            return short_offset_chunks(dst, off, len);
+        }
+        // Each chunk's source ends at or before its destination's start (`off` >= 64), so later
+        // chunks read only bytes earlier ones have finished writing.
+        let src = dst.sub(off) as *const u8;
+        let mut k = 0;
+        loop {
+            ptr::copy_nonoverlapping(src.add(k), dst.add(k), 64);
+            k += 64;
+            if k >= len {
+                return;
+            }
         }
     }
 }
@@ -118,22 +129,25 @@ static NEXT: Spreads = spreads(64);
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
 unsafe fn short_offset_chunks(dst: *mut u8, off: usize, len: usize) {
-    use std::arch::x86_64::*;
-    debug_assert!((1..64).contains(&off));
-    // The source's `off` bytes and whatever follows them (inside the caller's margin: `dst +
-    // 64 - off` is before `dst + LONG_MARGIN`); only the first `off` are used.
-    let src = _mm512_loadu_si512(dst.sub(off).cast());
-    let mut chunk =
-        _mm512_permutexvar_epi8(_mm512_load_si512(FIRST.0[off & 63].as_ptr().cast()), src);
-    let next = _mm512_load_si512(NEXT.0[off & 63].as_ptr().cast());
-    let mut k = 0;
-    loop {
-        _mm512_storeu_si512(dst.add(k).cast(), chunk);
-        k += 64;
-        if k >= len {
-            return;
+    // SAFETY: the caller keeps this function's contract (its `# Safety`).
+    unsafe {
+        use std::arch::x86_64::*;
+        debug_assert!((1..64).contains(&off));
+        // The source's `off` bytes and whatever follows them (inside the caller's margin: `dst +
+        // 64 - off` is before `dst + LONG_MARGIN`); only the first `off` are used.
+        let src = _mm512_loadu_si512(dst.sub(off).cast());
+        let mut chunk =
+            _mm512_permutexvar_epi8(_mm512_load_si512(FIRST.0[off & 63].as_ptr().cast()), src);
+        let next = _mm512_load_si512(NEXT.0[off & 63].as_ptr().cast());
+        let mut k = 0;
+        loop {
+            _mm512_storeu_si512(dst.add(k).cast(), chunk);
+            k += 64;
+            if k >= len {
+                return;
+            }
+            chunk = _mm512_permutexvar_epi8(next, chunk);
         }
-        chunk = _mm512_permutexvar_epi8(next, chunk);
     }
 }
 
@@ -145,34 +159,37 @@ unsafe fn short_offset_chunks(dst: *mut u8, off: usize, len: usize) {
 /// initialised bytes of the same buffer.
 #[inline(always)]
 unsafe fn copy_match_head<const HEAD: usize>(dst: *mut u8, off: usize, len: usize) {
-    let mut src = dst.sub(off) as *const u8;
-    if off >= 16 {
-        // Each chunk's source ends at least 16 bytes before its destination starts... or
-        // at the destination's start, so chunks never overlap, and later chunks read only
-        // bytes earlier chunks have finished writing.
-        let mut k = 0;
-        while k < HEAD {
-            copy16(src.add(k), dst.add(k));
-            k += 16;
+    // SAFETY: the caller keeps this function's contract (its `# Safety`).
+    unsafe {
+        let mut src = dst.sub(off) as *const u8;
+        if off >= 16 {
+            // Each chunk's source ends at least 16 bytes before its destination starts... or
+            // at the destination's start, so chunks never overlap, and later chunks read only
+            // bytes earlier chunks have finished writing.
+            let mut k = 0;
+            while k < HEAD {
+                copy16(src.add(k), dst.add(k));
+                k += 16;
+            }
+            while k < len {
+                copy16(src.add(k), dst.add(k));
+                k += 16;
+            }
+            return;
         }
+        // Period `off` < 16: the pattern also has period `dist = off * ceil(16 / off)` (16..=30).
+        // Write the first `dist` bytes one at a time, then chunks from `dist` back.
+        let dist = off * 16usize.div_ceil(off);
+        let head = len.min(dist);
+        for k in 0..head {
+            *dst.add(k) = *src.add(k);
+        }
+        src = dst.sub(dist);
+        let mut k = head;
         while k < len {
             copy16(src.add(k), dst.add(k));
             k += 16;
         }
-        return;
-    }
-    // Period `off` < 16: the pattern also has period `dist = off * ceil(16 / off)` (16..=30).
-    // Write the first `dist` bytes one at a time, then chunks from `dist` back.
-    let dist = off * 16usize.div_ceil(off);
-    let head = len.min(dist);
-    for k in 0..head {
-        *dst.add(k) = *src.add(k);
-    }
-    src = dst.sub(dist);
-    let mut k = head;
-    while k < len {
-        copy16(src.add(k), dst.add(k));
-        k += 16;
     }
 }
 
@@ -240,15 +257,14 @@ mod tests {
         for off in 1..=140 {
             for len in (1..=200).chain([255, 256, 257, 300]) {
                 let exact = copied(len, |b, at| copy_match_exact(b, at, off, len));
-                // SAFETY (both): the buffer has 200 bytes before the match and LONG_MARGIN
-                // after it.
+                // SAFETY: the buffer has 200 bytes before the match and LONG_MARGIN after it.
                 let wide = copied(len, |b, at| unsafe {
                     copy_long_match(b.as_mut_ptr().add(at), off, len)
                 });
                 assert_eq!(wide, exact, "16-byte copies: offset {off}, length {len}");
                 #[cfg(target_arch = "x86_64")]
                 if avx512 {
-                    // (And the CPU has AVX-512 F, BW and VBMI.)
+                    // SAFETY: as above, and the CPU has AVX-512 F, BW and VBMI.
                     let wide = copied(len, |b, at| unsafe {
                         copy_long_match_64(b.as_mut_ptr().add(at), off, len)
                     });

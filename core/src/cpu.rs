@@ -22,3 +22,44 @@ pub(crate) fn has_avx512() -> bool {
         && std::is_x86_feature_detected!("avx512vbmi")
         && has_bmi2()
 }
+
+/// The body of a function with fast paths: runs `$call` (a call of an `#[inline(always)]`
+/// body) compiled for the first listed instruction set whose run-time check holds, else as the
+/// baseline build compiled it. For each set the body is inlined into a `#[target_feature]`
+/// function built here, so one body serves every build and this macro holds the one `unsafe`
+/// that calls them. `$check` tests for exactly the features `$features` names.
+///
+/// ```ignore
+/// pub fn decode(src: &[u8], out: &mut [u8]) -> Result<()> {
+///     multiversion!(fn(src: &[u8], out: &mut [u8]) -> Result<()> => decode_with(src, out);
+///         "bmi2,lzcnt" if crate::cpu::has_bmi2())
+/// }
+/// ```
+#[macro_export]
+macro_rules! multiversion {
+    (
+        fn $(<$($g:ident),*>)? ($($arg:ident: $ty:ty),* $(,)?) $(-> $ret:ty)? => $call:expr;
+        $($features:literal if $check:expr),+ $(,)?
+    ) => {
+        $crate::multiversion!(@builds [$(<$($g),*>)?] [$($arg: $ty),*] [$(-> $ret)?] [$($arg),*]
+            [$call] $([$features] [$check])+)
+    };
+    (@builds $gen:tt $params:tt $ret:tt $args:tt [$call:expr] $([$features:literal] [$check:expr])+) => {{
+        #[cfg(target_arch = "x86_64")]
+        {
+            $($crate::multiversion!(@build $gen $params $ret $args [$call] [$features] [$check]);)+
+        }
+        $call
+    }};
+    (@build [$($gen:tt)*] [$($params:tt)*] [$($ret:tt)*] [$($args:tt)*] [$call:expr]
+        [$features:literal] [$check:expr]) => {
+        if $check {
+            #[target_feature(enable = $features)]
+            fn build $($gen)* ($($params)*) $($ret)* {
+                $call
+            }
+            // SAFETY: `build` needs only the features `$check` has just found.
+            return unsafe { build($($args)*) };
+        }
+    };
+}

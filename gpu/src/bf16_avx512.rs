@@ -90,7 +90,7 @@ unsafe fn tile_avx512(
     } = *t;
     let groups = raw.len() / 32;
     let (idx, shifts) = lane_fields(w1);
-    // SAFETY (whole body): the caller checked the CPU features and the slice lengths
+    // SAFETY: (whole body) the caller checked the CPU features and the slice lengths
     // (see `tile`).
     unsafe {
         let idx = _mm512_loadu_si512(idx.as_ptr().cast());

@@ -59,7 +59,7 @@ unsafe fn assemble_avx512(
     let w = low_bits + 1;
     // Lane i's verbatim part starts at bit i·w of the step.
     let (idx, shifts) = crate::bf16_avx512::lane_fields(w);
-    // SAFETY (whole body): the caller checked the CPU features and the slice lengths.
+    // SAFETY: (whole body) the caller checked the CPU features and the slice lengths.
     unsafe {
         let idx = _mm512_loadu_si512(idx.as_ptr().cast());
         let shifts = _mm512_loadu_si512(shifts.as_ptr().cast());

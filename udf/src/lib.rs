@@ -16,6 +16,8 @@
 //! # }
 //! ```
 
+#![forbid(unsafe_code)]
+
 mod format;
 mod logs;
 pub mod policy;

@@ -114,9 +114,9 @@ fn word_mask(w: &[u8; 64]) -> u64 {
             _mm_or_si128, _mm_set1_epi8,
         };
         let mut mask = 0u64;
-        // FAST PATH (SSE2, part of every x86_64 target; each load reads 16 of `w`'s 64 bytes).
-        // As signed bytes, 0x80 and above are negative: their sign bits are the movemask of
-        // the bytes themselves, and they fall outside both ranges below.
+        // FAST PATH. As signed bytes, 0x80 and above are negative: their sign bits are the
+        // movemask of the bytes themselves, and they fall outside both ranges below.
+        // SAFETY: SSE2 is part of every x86_64 target; each load reads 16 of `w`'s 64 bytes.
         unsafe {
             let in_range = |v, lo: u8, hi: u8| {
                 _mm_and_si128(

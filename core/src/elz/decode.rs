@@ -328,54 +328,21 @@ fn execute_slice(
     if tests::BASELINE.get() {
         return execute_seqs::<false>(p, seqs, reps, out, at);
     }
+    // FAST PATH: with AVX-512 the sequence fields are read sixteen at a time
+    // ([`super::fields`]); with BMI2 the extra-bit fields are cut with `shrx` and `bzhi`.
     #[cfg(target_arch = "x86_64")]
-    {
-        if crate::cpu::has_avx512() {
-            // SAFETY: the CPU has AVX-512F and BMI2, checked on the line above.
-            return unsafe { execute_avx512(p, seqs, reps, out, at) };
-        }
-        if crate::cpu::has_bmi2() {
-            // SAFETY: the CPU has BMI2, checked on the line above.
-            return unsafe { execute_bmi2(p, seqs, reps, out, at) };
-        }
+    if crate::cpu::has_avx512() {
+        return crate::multiversion!(
+            fn(p: &Pass<'_>, seqs: Range<usize>, reps: &mut Reps, out: &mut [u8], at: At)
+                -> Result<At, LzError> => execute_seqs::<true>(p, seqs, reps, out, at);
+            "avx512f,avx512bw,avx512vbmi,bmi2" if true
+        );
     }
-    execute_seqs::<false>(p, seqs, reps, out, at)
-}
-
-/// FAST PATH: [`execute_slice`] compiled with AVX-512 and BMI2, reading sequence fields sixteen at
-/// a time ([`super::fields`]).
-///
-/// # Safety
-///
-/// The CPU must support AVX-512F and BMI2.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx512bw,avx512vbmi,bmi2")]
-unsafe fn execute_avx512(
-    p: &Pass<'_>,
-    seqs: Range<usize>,
-    reps: &mut Reps,
-    out: &mut [u8],
-    at: At,
-) -> Result<At, LzError> {
-    execute_seqs::<true>(p, seqs, reps, out, at)
-}
-
-/// FAST PATH: [`execute_slice`] compiled with BMI2: the extra-bit fields are cut with `shrx` and
-/// `bzhi`, without building masks or moving counts through `cl`.
-///
-/// # Safety
-///
-/// The CPU must support BMI2.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "bmi2")]
-unsafe fn execute_bmi2(
-    p: &Pass<'_>,
-    seqs: Range<usize>,
-    reps: &mut Reps,
-    out: &mut [u8],
-    at: At,
-) -> Result<At, LzError> {
-    execute_seqs::<false>(p, seqs, reps, out, at)
+    crate::multiversion!(
+        fn(p: &Pass<'_>, seqs: Range<usize>, reps: &mut Reps, out: &mut [u8], at: At)
+            -> Result<At, LzError> => execute_seqs::<false>(p, seqs, reps, out, at);
+        "bmi2" if crate::cpu::has_bmi2()
+    )
 }
 
 /// Checks a sequence of `ll` literals (`lits_left` remain) and a match of `ml` at `off`,
@@ -545,11 +512,11 @@ fn execute_seqs<const AVX512: bool>(
         #[cfg(target_arch = "x86_64")]
         if AVX512 {
             while i + 16 <= n {
+                let group = (lit_count, &*out);
+                let offs = &mut offs_k[i..i + 16];
                 // SAFETY: `AVX512` is set only in builds compiled with AVX-512 and run where
                 // the CPU has it; the run holds `n` sequences; the cursor is inside the output
                 // and the literals (every sequence before it passed the checks).
-                let group = (lit_count, &*out);
-                let offs = &mut offs_k[i..i + 16];
                 if !unsafe { resolve16(run, i, &mut lanes, &mut cur, group, offs) } {
                     break;
                 }

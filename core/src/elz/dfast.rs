@@ -201,30 +201,11 @@ pub fn parse(
     far: &[LongMatch],
     out: &mut Parse,
 ) {
-    #[cfg(target_arch = "x86_64")]
-    if crate::cpu::has_bmi2() {
-        // SAFETY: the CPU has BMI2 and LZCNT, checked on the line above.
-        return unsafe { parse_bmi2(src, p, literal_bits, t, far, out) };
-    }
-    parse_with(src, p, literal_bits, t, far, out)
-}
-
-/// FAST PATH: [`parse`] compiled with BMI2 and LZCNT ([`crate::cpu`]).
-///
-/// # Safety
-///
-/// The CPU must support BMI2 and LZCNT.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "bmi2,lzcnt")]
-unsafe fn parse_bmi2(
-    src: &[u8],
-    p: &Params,
-    literal_bits: Option<f64>,
-    t: &mut Tables,
-    far: &[LongMatch],
-    out: &mut Parse,
-) {
-    parse_with(src, p, literal_bits, t, far, out)
+    crate::multiversion!(
+        fn(src: &[u8], p: &Params, literal_bits: Option<f64>, t: &mut Tables, far: &[LongMatch], out: &mut Parse)
+            => parse_with(src, p, literal_bits, t, far, out);
+        "bmi2,lzcnt" if crate::cpu::has_bmi2()
+    )
 }
 
 #[inline(always)]

@@ -36,29 +36,13 @@ pub struct PayloadScratch {
 
 /// Appends the payload for `literals` and `seqs` (a parse of one block) to `out`.
 pub fn write_payload(literals: &[u8], seqs: &[Seq], s: &mut PayloadScratch, out: &mut Vec<u8>) {
-    #[cfg(target_arch = "x86_64")]
-    if crate::cpu::has_bmi2() {
-        // SAFETY: the CPU has BMI2 and LZCNT, checked on the line above.
-        return unsafe { write_payload_bmi2(literals, seqs, s, out) };
-    }
-    write_payload_with(literals, seqs, s, out)
-}
-
-/// FAST PATH: [`write_payload`] compiled with BMI2 and LZCNT ([`crate::cpu`]), with the
-/// code split, the Huffman and tANS coders and the bit writers inlined into it.
-///
-/// # Safety
-///
-/// The CPU must support BMI2 and LZCNT.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "bmi2,lzcnt")]
-unsafe fn write_payload_bmi2(
-    literals: &[u8],
-    seqs: &[Seq],
-    s: &mut PayloadScratch,
-    out: &mut Vec<u8>,
-) {
-    write_payload_with(literals, seqs, s, out)
+    // FAST PATH: BMI2 and LZCNT, with the code split, the Huffman and tANS coders and the
+    // bit writers inlined into one function.
+    crate::multiversion!(
+        fn(literals: &[u8], seqs: &[Seq], s: &mut PayloadScratch, out: &mut Vec<u8>)
+            => write_payload_with(literals, seqs, s, out);
+        "bmi2,lzcnt" if crate::cpu::has_bmi2()
+    )
 }
 
 #[inline(always)]

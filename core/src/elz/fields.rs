@@ -208,54 +208,58 @@ pub(super) mod avx512 {
         bit: usize,
         outs: [&mut [u32]; 3],
     ) -> Option<usize> {
-        assert!(codes.iter().all(|c| c.len() == 16) && outs.iter().all(|o| o.len() == 16));
-        let widen = |c: &[u8]| _mm512_cvtepu8_epi32(_mm_loadu_si128(c.as_ptr().cast()));
-        let (lc, mc, oc) = (widen(codes[0]), widen(codes[1]), widen(codes[2]));
-        let (lbase, lbits) = length_fields(lc, LL_CODE.direct_log());
-        let (mbase, mbits) = length_fields(mc, ML_CODE.direct_log());
-        let one = _mm512_set1_epi32(1);
-        let obase = _mm512_sllv_epi32(one, oc);
-        let total = _mm512_add_epi32(_mm512_add_epi32(lbits, mbits), oc);
-        if _mm512_cmpgt_epu32_mask(total, _mm512_set1_epi32(56)) != 0 {
-            return None;
+        // SAFETY: the caller keeps this function's contract (its `# Safety`).
+        unsafe {
+            assert!(codes.iter().all(|c| c.len() == 16) && outs.iter().all(|o| o.len() == 16));
+            let widen = |c: &[u8]| _mm512_cvtepu8_epi32(_mm_loadu_si128(c.as_ptr().cast()));
+            let (lc, mc, oc) = (widen(codes[0]), widen(codes[1]), widen(codes[2]));
+            let (lbase, lbits) = length_fields(lc, LL_CODE.direct_log());
+            let (mbase, mbits) = length_fields(mc, ML_CODE.direct_log());
+            let one = _mm512_set1_epi32(1);
+            let obase = _mm512_sllv_epi32(one, oc);
+            let total = _mm512_add_epi32(_mm512_add_epi32(lbits, mbits), oc);
+            if _mm512_cmpgt_epu32_mask(total, _mm512_set1_epi32(56)) != 0 {
+                return None;
+            }
+            // Each sequence's first bit: an exclusive prefix sum of the counts across the lanes.
+            let end = prefix_sum(total);
+            let start = _mm512_sub_epi32(end, total);
+            let used = _mm_extract_epi32::<3>(_mm512_extracti32x4_epi32::<3>(end)) as u32;
+            // Eight lanes of 64 bits at a time from here: the extra bits by gathers of 8 bytes.
+            let halves =
+                |v: __m512i| [_mm512_castsi512_si256(v), _mm512_extracti64x4_epi64::<1>(v)];
+            let wide = |v: __m256i| _mm512_cvtepu32_epi64(v);
+            let mask = |n: __m512i| {
+                let one = _mm512_set1_epi64(1);
+                _mm512_sub_epi64(_mm512_sllv_epi64(one, n), one)
+            };
+            let (lbits, mbits, obits) = (halves(lbits), halves(mbits), halves(oc));
+            let (lbase, mbase, obase) = (halves(lbase), halves(mbase), halves(obase));
+            let mut fields = [[_mm256_setzero_si256(); 2]; 3];
+            for (h, start) in halves(start).into_iter().enumerate() {
+                let pos = _mm512_add_epi64(wide(start), _mm512_set1_epi64(bit as i64));
+                let bytes = _mm512_srli_epi64::<3>(pos);
+                let w = _mm512_i64gather_epi64::<1>(bytes, extra.as_ptr().cast::<i64>());
+                let w = _mm512_srlv_epi64(w, _mm512_and_si512(pos, _mm512_set1_epi64(7)));
+                let (lb, mb, ob) = (wide(lbits[h]), wide(mbits[h]), wide(obits[h]));
+                let lx = _mm512_and_si512(w, mask(lb));
+                let w = _mm512_srlv_epi64(w, lb);
+                let mx = _mm512_and_si512(w, mask(mb));
+                let ox = _mm512_and_si512(_mm512_srlv_epi64(w, mb), mask(ob));
+                let min_match = _mm256_set1_epi32(MIN_MATCH as i32);
+                let ml = _mm256_add_epi32(_mm512_cvtepi64_epi32(mx), mbase[h]);
+                fields[0][h] = _mm256_add_epi32(_mm512_cvtepi64_epi32(lx), lbase[h]);
+                fields[1][h] = _mm256_add_epi32(ml, min_match);
+                fields[2][h] = _mm256_add_epi32(_mm512_cvtepi64_epi32(ox), obase[h]);
+            }
+            // Stored whole: the sequence pass loads them sixteen lanes at a time, and a load that
+            // spans two stores waits for both to reach the cache.
+            for (out, [lo, hi]) in outs.into_iter().zip(fields) {
+                let v = _mm512_inserti64x4::<1>(_mm512_castsi256_si512(lo), hi);
+                _mm512_storeu_si512(out.as_mut_ptr().cast(), v);
+            }
+            Some(bit + used as usize)
         }
-        // Each sequence's first bit: an exclusive prefix sum of the counts across the lanes.
-        let end = prefix_sum(total);
-        let start = _mm512_sub_epi32(end, total);
-        let used = _mm_extract_epi32::<3>(_mm512_extracti32x4_epi32::<3>(end)) as u32;
-        // Eight lanes of 64 bits at a time from here: the extra bits by gathers of 8 bytes.
-        let halves = |v: __m512i| [_mm512_castsi512_si256(v), _mm512_extracti64x4_epi64::<1>(v)];
-        let wide = |v: __m256i| _mm512_cvtepu32_epi64(v);
-        let mask = |n: __m512i| {
-            let one = _mm512_set1_epi64(1);
-            _mm512_sub_epi64(_mm512_sllv_epi64(one, n), one)
-        };
-        let (lbits, mbits, obits) = (halves(lbits), halves(mbits), halves(oc));
-        let (lbase, mbase, obase) = (halves(lbase), halves(mbase), halves(obase));
-        let mut fields = [[_mm256_setzero_si256(); 2]; 3];
-        for (h, start) in halves(start).into_iter().enumerate() {
-            let pos = _mm512_add_epi64(wide(start), _mm512_set1_epi64(bit as i64));
-            let bytes = _mm512_srli_epi64::<3>(pos);
-            let w = _mm512_i64gather_epi64::<1>(bytes, extra.as_ptr().cast::<i64>());
-            let w = _mm512_srlv_epi64(w, _mm512_and_si512(pos, _mm512_set1_epi64(7)));
-            let (lb, mb, ob) = (wide(lbits[h]), wide(mbits[h]), wide(obits[h]));
-            let lx = _mm512_and_si512(w, mask(lb));
-            let w = _mm512_srlv_epi64(w, lb);
-            let mx = _mm512_and_si512(w, mask(mb));
-            let ox = _mm512_and_si512(_mm512_srlv_epi64(w, mb), mask(ob));
-            let min_match = _mm256_set1_epi32(MIN_MATCH as i32);
-            let ml = _mm256_add_epi32(_mm512_cvtepi64_epi32(mx), mbase[h]);
-            fields[0][h] = _mm256_add_epi32(_mm512_cvtepi64_epi32(lx), lbase[h]);
-            fields[1][h] = _mm256_add_epi32(ml, min_match);
-            fields[2][h] = _mm256_add_epi32(_mm512_cvtepi64_epi32(ox), obase[h]);
-        }
-        // Stored whole: the sequence pass loads them sixteen lanes at a time, and a load that
-        // spans two stores waits for both to reach the cache.
-        for (out, [lo, hi]) in outs.into_iter().zip(fields) {
-            let v = _mm512_inserti64x4::<1>(_mm512_castsi256_si512(lo), hi);
-            _mm512_storeu_si512(out.as_mut_ptr().cast(), v);
-        }
-        Some(bit + used as usize)
     }
 
     /// Inclusive prefix sums across the lanes: lane i gets the sum of lanes 0..=i (lane i plus

@@ -93,86 +93,89 @@ pub(super) unsafe fn resolve16(
     (lit_count, out): (usize, &[u8]),
     offs: &mut [u32],
 ) -> bool {
-    assert!(at + 16 <= run.ll.len() && offs.len() == 16);
-    let out_len = out.len();
-    // Positions are 32-bit lanes: blocks are at most 2^27 bytes.
-    if out_len >= 1 << 31 {
-        return false;
-    }
-    let load = |v: &[u32]| _mm512_loadu_si512(v[at..at + 16].as_ptr().cast());
-    let (ll, ml, ov) = (load(&run.ll), load(&run.ml), load(&run.ov));
-    let one = _mm512_set1_epi32(1);
-    let three = _mm512_set1_epi32(3);
-
-    // Each sequence's kind ([`Reps::decode`]): offset values above 3 are fresh; below, value
-    // k + 1 names repeat k after literals, value k without.
-    let fresh = _mm512_cmpgt_epu32_mask(ov, three);
-    let k = _mm512_mask_sub_epi32(ov, _mm512_test_epi32_mask(ll, ll), ov, one);
-    // A zero offset value after literals names no offset: the scalar loop reports it.
-    if _mm512_mask_cmpgt_epu32_mask(!fresh, k, three) != 0 {
-        return false;
-    }
-    let lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-    let row = _mm512_mask_blend_epi32(
-        fresh,
-        k,
-        _mm512_add_epi32(lane, _mm512_set1_epi32(FRESH as i32)),
-    );
-    let mut rows = [0u32; 16];
-    _mm512_storeu_si512(rows.as_mut_ptr().cast(), row);
-    let fresh_offs = _mm512_sub_epi32(ov, three);
-
-    // The chain: one permute per sequence; each sequence's offset is lane 0 after it,
-    // gathered into `off` by shifting it in at the top.
-    let mut state = _mm512_load_si512(reps.0.as_ptr().cast());
-    let mut off = _mm512_setzero_si512();
-    for &r in &rows {
-        // SAFETY: rows are kinds 0..=3 (checked above) or FRESH plus a lane.
-        let idx = _mm512_load_si512(unsafe { ROWS.0.get_unchecked(r as usize) }.as_ptr().cast());
-        state = _mm512_permutex2var_epi32(state, idx, fresh_offs);
-        if r as usize == REP0_LESS_ONE {
-            state = _mm512_mask_sub_epi32(state, 1, state, one);
+    // SAFETY: the caller keeps this function's contract (its `# Safety`).
+    unsafe {
+        assert!(at + 16 <= run.ll.len() && offs.len() == 16);
+        let out_len = out.len();
+        // Positions are 32-bit lanes: blocks are at most 2^27 bytes.
+        if out_len >= 1 << 31 {
+            return false;
         }
-        off = _mm512_alignr_epi32::<1>(state, off);
-    }
+        let load = |v: &[u32]| _mm512_loadu_si512(v[at..at + 16].as_ptr().cast());
+        let (ll, ml, ov) = (load(&run.ll), load(&run.ml), load(&run.ov));
+        let one = _mm512_set1_epi32(1);
+        let three = _mm512_set1_epi32(3);
 
-    // Checks, with every sum inside 32 bits: each sequence's length within the room left
-    // (at most 2^27), so sixteen of them sum below 2^31.
-    let len = _mm512_add_epi32(ll, ml);
-    let room = (out_len - cur.rop).min(1 << 27);
-    if _mm512_cmpgt_epu32_mask(len, _mm512_set1_epi32(room as i32)) != 0 {
-        return false;
-    }
-    let end = _mm512_add_epi32(prefix_sum(len), _mm512_set1_epi32(cur.rop as i32));
-    let lits_end = _mm512_add_epi32(prefix_sum(ll), _mm512_set1_epi32(cur.rlp as i32));
-    let last = |v: __m512i| _mm_extract_epi32::<3>(_mm512_extracti32x4_epi32::<3>(v)) as u32;
-    let (end_last, lits_last) = (last(end) as usize, last(lits_end) as usize);
-    // Both grow from sequence to sequence: the last lanes bound them all.
-    if end_last > out_len || lits_last > lit_count {
-        return false;
-    }
-    let start = _mm512_sub_epi32(end, len);
-    let match_at = _mm512_add_epi32(start, ll);
-    // One comparison for both a zero offset and one before the block's start.
-    if _mm512_cmpge_epu32_mask(_mm512_sub_epi32(off, one), match_at) != 0 {
-        return false;
-    }
+        // Each sequence's kind ([`Reps::decode`]): offset values above 3 are fresh; below, value
+        // k + 1 names repeat k after literals, value k without.
+        let fresh = _mm512_cmpgt_epu32_mask(ov, three);
+        let k = _mm512_mask_sub_epi32(ov, _mm512_test_epi32_mask(ll, ll), ov, one);
+        // A zero offset value after literals names no offset: the scalar loop reports it.
+        if _mm512_mask_cmpgt_epu32_mask(!fresh, k, three) != 0 {
+            return false;
+        }
+        let lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+        let row = _mm512_mask_blend_epi32(
+            fresh,
+            k,
+            _mm512_add_epi32(lane, _mm512_set1_epi32(FRESH as i32)),
+        );
+        let mut rows = [0u32; 16];
+        _mm512_storeu_si512(rows.as_mut_ptr().cast(), row);
+        let fresh_offs = _mm512_sub_epi32(ov, three);
 
-    // The prefetches: both lines the match's first 64 bytes may read, and its output line.
-    let mut src = [0u32; 16];
-    let mut dst = [0u32; 16];
-    _mm512_storeu_si512(src.as_mut_ptr().cast(), _mm512_sub_epi32(match_at, off));
-    _mm512_storeu_si512(dst.as_mut_ptr().cast(), start);
-    for (&s, &d) in src.iter().zip(&dst) {
-        let s = out.as_ptr().wrapping_add(s as usize);
-        wide::prefetch(s);
-        wide::prefetch(s.wrapping_add(63));
-        wide::prefetch(out.as_ptr().wrapping_add(d as usize));
-    }
+        // The chain: one permute per sequence; each sequence's offset is lane 0 after it,
+        // gathered into `off` by shifting it in at the top.
+        let mut state = _mm512_load_si512(reps.0.as_ptr().cast());
+        let mut off = _mm512_setzero_si512();
+        for &r in &rows {
+            // Rows are kinds 0..=3 (checked above) or FRESH plus a lane.
+            let idx = _mm512_load_si512(ROWS.0.get_unchecked(r as usize).as_ptr().cast());
+            state = _mm512_permutex2var_epi32(state, idx, fresh_offs);
+            if r as usize == REP0_LESS_ONE {
+                state = _mm512_mask_sub_epi32(state, 1, state, one);
+            }
+            off = _mm512_alignr_epi32::<1>(state, off);
+        }
 
-    _mm512_storeu_si512(offs.as_mut_ptr().cast(), off);
-    _mm512_store_si512(reps.0.as_mut_ptr().cast(), state);
-    cur.rop = end_last;
-    cur.rlp = lits_last;
-    true
+        // Checks, with every sum inside 32 bits: each sequence's length within the room left
+        // (at most 2^27), so sixteen of them sum below 2^31.
+        let len = _mm512_add_epi32(ll, ml);
+        let room = (out_len - cur.rop).min(1 << 27);
+        if _mm512_cmpgt_epu32_mask(len, _mm512_set1_epi32(room as i32)) != 0 {
+            return false;
+        }
+        let end = _mm512_add_epi32(prefix_sum(len), _mm512_set1_epi32(cur.rop as i32));
+        let lits_end = _mm512_add_epi32(prefix_sum(ll), _mm512_set1_epi32(cur.rlp as i32));
+        let last = |v: __m512i| _mm_extract_epi32::<3>(_mm512_extracti32x4_epi32::<3>(v)) as u32;
+        let (end_last, lits_last) = (last(end) as usize, last(lits_end) as usize);
+        // Both grow from sequence to sequence: the last lanes bound them all.
+        if end_last > out_len || lits_last > lit_count {
+            return false;
+        }
+        let start = _mm512_sub_epi32(end, len);
+        let match_at = _mm512_add_epi32(start, ll);
+        // One comparison for both a zero offset and one before the block's start.
+        if _mm512_cmpge_epu32_mask(_mm512_sub_epi32(off, one), match_at) != 0 {
+            return false;
+        }
+
+        // The prefetches: both lines the match's first 64 bytes may read, and its output line.
+        let mut src = [0u32; 16];
+        let mut dst = [0u32; 16];
+        _mm512_storeu_si512(src.as_mut_ptr().cast(), _mm512_sub_epi32(match_at, off));
+        _mm512_storeu_si512(dst.as_mut_ptr().cast(), start);
+        for (&s, &d) in src.iter().zip(&dst) {
+            let s = out.as_ptr().wrapping_add(s as usize);
+            wide::prefetch(s);
+            wide::prefetch(s.wrapping_add(63));
+            wide::prefetch(out.as_ptr().wrapping_add(d as usize));
+        }
+
+        _mm512_storeu_si512(offs.as_mut_ptr().cast(), off);
+        _mm512_store_si512(reps.0.as_mut_ptr().cast(), state);
+        cur.rop = end_last;
+        cur.rlp = lits_last;
+        true
+    }
 }

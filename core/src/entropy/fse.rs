@@ -376,25 +376,14 @@ impl Decoder {
 
     /// Decodes `out.len()` symbols from `src`, which must be consumed exactly.
     pub fn decode(&self, src: &[u8], out: &mut [u8]) -> Result<(), EntropyError> {
-        #[cfg(target_arch = "x86_64")]
-        if crate::cpu::has_bmi2() {
-            // SAFETY: the CPU has BMI2, checked on the line above.
-            return unsafe { self.decode_bmi2(src, out) };
-        }
-        self.decode_lanes(src, out)
-    }
-
-    /// FAST PATH: the same loop compiled with BMI2, whose shifts by a register (`shrx`,
-    /// `bzhi`) need neither `cl` nor a mask built per symbol: fewer instructions and registers
-    /// in the four-lane chain (dense bf16 tensors decode about 9% faster).
-    ///
-    /// # Safety
-    ///
-    /// The CPU must support BMI2.
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "bmi2")]
-    unsafe fn decode_bmi2(&self, src: &[u8], out: &mut [u8]) -> Result<(), EntropyError> {
-        self.decode_lanes(src, out)
+        let this = self;
+        // FAST PATH: BMI2's shifts by a register (`shrx`, `bzhi`) need neither `cl` nor a
+        // mask built per symbol: fewer instructions and registers in the four-lane chain.
+        crate::multiversion!(
+            fn(this: &Decoder, src: &[u8], out: &mut [u8]) -> Result<(), EntropyError>
+                => this.decode_lanes(src, out);
+            "bmi2" if crate::cpu::has_bmi2()
+        )
     }
 
     /// Decodes two streams, `a` (coded with this table) into `out_a` and `b` (coded with
@@ -410,30 +399,12 @@ impl Decoder {
         b: &[u8],
         out_b: &mut [u8],
     ) -> Result<(), EntropyError> {
-        #[cfg(target_arch = "x86_64")]
-        if crate::cpu::has_bmi2() {
-            // SAFETY: the CPU has BMI2, checked on the line above.
-            return unsafe { self.decode_two_bmi2(a, out_a, b_table, b, out_b) };
-        }
-        self.decode_two_lanes(a, out_a, b_table, b, out_b)
-    }
-
-    /// FAST PATH: [`Decoder::decode_two`] compiled with BMI2, as [`Decoder::decode_bmi2`].
-    ///
-    /// # Safety
-    ///
-    /// The CPU must support BMI2.
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "bmi2")]
-    unsafe fn decode_two_bmi2(
-        &self,
-        a: &[u8],
-        out_a: &mut [u8],
-        b_table: &Decoder,
-        b: &[u8],
-        out_b: &mut [u8],
-    ) -> Result<(), EntropyError> {
-        self.decode_two_lanes(a, out_a, b_table, b, out_b)
+        let this = self;
+        crate::multiversion!(
+            fn(this: &Decoder, a: &[u8], out_a: &mut [u8], b_table: &Decoder, b: &[u8], out_b: &mut [u8])
+                -> Result<(), EntropyError> => this.decode_two_lanes(a, out_a, b_table, b, out_b);
+            "bmi2" if crate::cpu::has_bmi2()
+        )
     }
 
     #[inline(always)]

@@ -310,30 +310,13 @@ pub fn decode_with(
     #[cfg(target_arch = "x86_64")]
     let pairs =
         out.len() >= PAIR_DECODE_MIN && section.len() * 8 <= PAIR_DECODE_MAX_BITS * out.len();
-    #[cfg(target_arch = "x86_64")]
-    if crate::cpu::has_bmi2() {
-        // SAFETY: the CPU has BMI2 and LZCNT, checked on the line above.
-        return unsafe { decode_bmi2(section, lens, table, out, pairs) };
-    }
-    decode_streams(section, lens, table, out, pairs)
-}
-
-/// FAST PATH: [`decode_with`] compiled with BMI2 and LZCNT: shifts by code lengths without
-/// `cl`, which leaves a register to the four streams' state.
-///
-/// # Safety
-///
-/// The CPU must support BMI2 and LZCNT.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "bmi2,lzcnt")]
-unsafe fn decode_bmi2(
-    section: &[u8],
-    lens: &CodeLengths,
-    table: &mut DecodeTable,
-    out: &mut [u8],
-    pairs: bool,
-) -> Result<(), EntropyError> {
-    decode_streams(section, lens, table, out, pairs)
+    // FAST PATH: BMI2 and LZCNT shift by code lengths without `cl`, which leaves a register
+    // to the four streams' state.
+    crate::multiversion!(
+        fn(section: &[u8], lens: &CodeLengths, table: &mut DecodeTable, out: &mut [u8], pairs: bool)
+            -> Result<(), EntropyError> => decode_streams(section, lens, table, out, pairs);
+        "bmi2,lzcnt" if crate::cpu::has_bmi2()
+    )
 }
 
 /// [`decode_with`], two symbols a lookup where it can with `pairs`.

@@ -76,13 +76,15 @@ fn hash5(v: u64, hash_log: u32) -> usize {
 /// `base + i .. base + i + 8` must lie in one readable allocation.
 #[inline(always)]
 unsafe fn load_u64(base: *const u8, i: usize) -> u64 {
-    u64::from_le(std::ptr::read_unaligned(base.add(i) as *const u64))
+    // SAFETY: the caller keeps this function's contract (its `# Safety`).
+    unsafe { u64::from_le(std::ptr::read_unaligned(base.add(i) as *const u64)) }
 }
 
 /// Unaligned little-endian load of 4 bytes at `base + i` (same contract as [`load_u64`]).
 #[inline(always)]
 unsafe fn load_u32(base: *const u8, i: usize) -> u32 {
-    u32::from_le(std::ptr::read_unaligned(base.add(i) as *const u32))
+    // SAFETY: the caller keeps this function's contract (its `# Safety`).
+    unsafe { u32::from_le(std::ptr::read_unaligned(base.add(i) as *const u32)) }
 }
 
 /// Entries in the greedy finder's hash table: 4,096 (16 KiB) stays in L1 beside the input.
@@ -116,8 +118,8 @@ fn greedy(src: &[u8], s: &mut Scratch) -> usize {
             table[h] = i as u32;
             let next = i + 1 + ((i - anchor) >> GREEDY_SKIP_SHIFT);
             // One unsigned compare for "cand < i and within the window".
-            // SAFETY: `cand < i < limit` once the first compare holds.
             if i.wrapping_sub(cand).wrapping_sub(1) < MAX_OFFSET
+                // SAFETY: `cand < i < limit` once the first compare holds.
                 && unsafe { load_u32(base, cand) } == cur as u32
             {
                 break cand;

@@ -14,7 +14,7 @@ import os
 import re
 import sys
 
-CRATES = ["core", "columnar", "udf", "gpu", "cli"]
+CRATES = ["core", "columnar", "udf", "gpu", "cli", "testkit"]
 
 
 def modules(src):

@@ -23,7 +23,7 @@ FENCES = {
         "entropy/fse.rs",    # tANS lanes' unchecked refills
         "entropy/huffman.rs",  # Huffman streams' unchecked refills
         "elz/decode.rs",     # the sequence pass's copies and AVX-512 group calls
-        "elz/fields.rs",     # AVX-512 field reads
+        "elz/sequence_fields.rs",  # AVX-512 field reads
         "elz/resolve.rs",    # AVX-512 repeat-offset resolution
     ],
     "columnar/src": [

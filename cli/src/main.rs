@@ -46,12 +46,11 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
 
 /// Freed memory is kept for reuse until the process exits (mimalloc's default hands it back
-/// to the kernel after 10 ms). Record mode frees and reallocates tens of MiB per row group,
-/// and each fresh page costs a kernel fault and zeroing: on TPC-H lineitem, 1 thread,
-/// `glyd -r` took 1.37-1.67 s with the default, 1.41-1.46 s with a 1 s delay and 1.21-1.25 s
-/// keeping everything. glyd is a short-lived process whose peak memory is bounded by row
-/// group (or block) size times threads, so keeping it costs nothing the run did not already
-/// use. Setting `MIMALLOC_PURGE_DELAY` in the environment overrides this.
+/// to the kernel after 10 ms): record mode frees and reallocates tens of MiB per row group,
+/// and each fresh page costs a kernel fault and zeroing. glyd is a short-lived process whose
+/// peak memory is bounded (`--memory`, row group size times threads), so keeping it costs
+/// nothing the run did not already use. `MIMALLOC_PURGE_DELAY` in the environment overrides
+/// this.
 fn tune_allocator() {
     if std::env::var_os("MIMALLOC_PURGE_DELAY").is_some() {
         return;

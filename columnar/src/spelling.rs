@@ -655,18 +655,39 @@ mod tests {
     }
 
     proptest! {
+        /// Every canonical spelling parses and formats back exactly; nothing else parses.
+        /// Canonical, judged apart from the parsers: no leading zero, no negative zero, at
+        /// most 18 digits, a decimal with at least one place.
         #[test]
         fn parsed_values_format_back_exactly(s in "-?[0-9]{0,20}(\\.[0-9]{0,20})?") {
             let b = s.as_bytes();
-            if let Some(v) = parse_int(b) {
-                let mut out = Vec::new();
-                put_int(&mut out, v);
-                prop_assert_eq!(&out[..], b);
+            let (neg, body) = s.strip_prefix('-').map_or((false, &s[..]), |r| (true, r));
+            let (int, frac) = body.split_once('.').map_or((body, None), |(i, f)| (i, Some(f)));
+            let digits = int.len() + frac.map_or(0, str::len);
+            let zero = body.bytes().all(|c| c == b'0' || c == b'.');
+            let canonical = !int.is_empty()
+                && (int == "0" || !int.starts_with('0'))
+                && digits <= 18
+                && !(neg && zero);
+            match parse_int(b) {
+                Some(v) => {
+                    let mut out = Vec::new();
+                    put_int(&mut out, v);
+                    prop_assert_eq!(&out[..], b);
+                }
+                None => prop_assert!(!(canonical && frac.is_none()), "{} did not parse", s),
             }
-            if let Some((v, p)) = parse_decimal(b) {
-                let mut out = Vec::new();
-                put_decimal(&mut out, v, p);
-                prop_assert_eq!(&out[..], b);
+            match parse_decimal(b) {
+                Some((v, p)) => {
+                    let mut out = Vec::new();
+                    put_decimal(&mut out, v, p);
+                    prop_assert_eq!(&out[..], b);
+                }
+                None => prop_assert!(
+                    !(canonical && frac.is_some_and(|f| !f.is_empty())),
+                    "{} did not parse",
+                    s
+                ),
             }
         }
 

@@ -13,16 +13,14 @@ use glyd_columnar::parquet::archive;
 use glyd_columnar::{rebuild, ArchiveReader, Error, WriteOptions};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 
+/// The corpus's Parquet files: empty where the corpus is missing and not required (the testkit
+/// has said why on stderr).
 fn corpus() -> Vec<PathBuf> {
-    let root =
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus/parquet-testing");
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&root)
-        .unwrap_or_else(|e| panic!("{}: {e}", root.display()))
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "parquet"))
-        .collect();
-    files.sort();
+    let files = glyd_testkit::corpus("parquet-testing").unwrap_or_default();
     files
+        .into_iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "parquet"))
+        .collect()
 }
 
 /// The file's data as arrow-rs reads it, or why it cannot.

@@ -2,35 +2,9 @@
 //! proptest inputs, through the in-memory API (1 and many threads) and the streaming API.
 
 use std::io::{Read, Write};
-use std::path::PathBuf;
 
 use glyd_core::{compress, decompress_with, Decoder, Encoder, Level, Method, Options};
 use proptest::prelude::*;
-
-fn corpus_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus")
-}
-
-/// Every regular file of the shared corpus (empty if the corpus is not beside the checkout).
-fn corpus_files() -> Vec<PathBuf> {
-    let mut files = Vec::new();
-    let mut dirs = vec![corpus_dir()];
-    while let Some(d) = dirs.pop() {
-        let Ok(rd) = std::fs::read_dir(&d) else {
-            continue;
-        };
-        for e in rd.flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                dirs.push(p);
-            } else {
-                files.push(p);
-            }
-        }
-    }
-    files.sort();
-    files
-}
 
 /// Compresses with every API and checks every decoder returns `data` exactly.
 fn check_all_ways(data: &[u8], opts: &Options) {
@@ -62,11 +36,9 @@ fn check_all_ways(data: &[u8], opts: &Options) {
 
 #[test]
 fn corpus_round_trips_at_every_level() {
-    let files = corpus_files();
-    if files.is_empty() {
-        eprintln!("SKIP: ../shared/corpus not found beside the checkout");
+    let Some(files) = glyd_testkit::corpus_all() else {
         return;
-    }
+    };
     for f in &files {
         let data = std::fs::read(f).unwrap();
         for level in Level::ALL {

@@ -73,14 +73,13 @@ async fn counts_by_template_match_glyd_templates() {
 
 #[tokio::test]
 async fn filters_on_messages_are_judged_on_template_codes() {
-    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus/loghub");
-    let (Ok(src), csv) = (
-        std::fs::read(corpus.join("OpenSSH_2k.log")),
-        corpus.join("OpenSSH_2k.log_structured.csv"),
+    let (Some(log), Some(csv)) = (
+        glyd_testkit::corpus_file("loghub/OpenSSH_2k.log"),
+        glyd_testkit::corpus_file("loghub/OpenSSH_2k.log_structured.csv"),
     ) else {
-        eprintln!("skipped: {} is not here", corpus.display());
         return;
     };
+    let src = std::fs::read(log).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("ssh.glyd");
     std::fs::write(

@@ -320,12 +320,11 @@ async fn dictionary_filters_skip_rows_on_codes() {
 
 #[tokio::test]
 async fn sql_dump_tables_register_by_name() {
-    let dump = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../shared/corpus/sakila/postgres-sakila-insert-data-using-copy.sql");
-    let Ok(src) = std::fs::read(&dump) else {
-        eprintln!("skipped: {} is not here", dump.display());
+    let Some(dump) = glyd_testkit::corpus_file("sakila/postgres-sakila-insert-data-using-copy.sql")
+    else {
         return;
     };
+    let src = std::fs::read(&dump).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("sakila.glyd");
     archive(&src, Format::SqlDump, 16 << 20, &path);

@@ -1,6 +1,6 @@
 //! Decoding an entropy LZ payload in three passes: literals into a buffer, the three code
 //! streams into arrays, then the sequence pass: batches of sequences whose fields are read
-//! from their codes and extra bits a run at a time ([`super::fields`]), whose repeat offsets
+//! from their codes and extra bits a run at a time ([`super::sequence_fields`]), whose repeat offsets
 //! resolve and whose matches' sources are asked of the cache a batch ahead of the copies
 //! ([`crate::copy`]'s wide copies where the output has room, exact copies near its end).
 
@@ -10,9 +10,9 @@ use std::ops::Range;
 use super::encode::{
     CODES_HUFFMAN, CODES_RLE, CODES_TANS, LIT_HUFFMAN, LIT_RAW, LIT_RLE, MIN_HUFFMAN_SYMBOLS,
 };
-use super::fields::{Cursor, ExtraBits, Run, EXTRA_PAD, RUN};
 #[cfg(target_arch = "x86_64")]
 use super::resolve::{resolve16, RepLanes};
+use super::sequence_fields::{Cursor, ExtraBits, Run, EXTRA_PAD, RUN};
 use super::{Reps, LL_CODE, MIN_MATCH, ML_CODE, OF_ALPHABET};
 use crate::copy as wide;
 use crate::entropy::{fse, huffman, EntropyError};
@@ -131,9 +131,8 @@ fn decode_section(
         return Err(LzError("more literals than the block's decoded size"));
     }
     // Literals get a margin so wide copies may read past the last one. The buffer only grows,
-    // and is not cleared (zeroing it and the code arrays was 3% of TPC-H lineitem's decode):
-    // every literal and code is written before it is read, and the stale margin bytes a wide
-    // copy carries past a sequence's end are overwritten by what follows it.
+    // and is not cleared: every literal and code is written before it is read, and the stale
+    // margin bytes a wide copy carries past a sequence's end are overwritten by what follows.
     let with_margin = lit_count + wide::MARGIN;
     if s.literals.len() < with_margin {
         s.literals.resize(with_margin, 0);
@@ -164,8 +163,7 @@ fn decode_section(
     let alphabets = [LL_CODE.alphabet(), ML_CODE.alphabet(), OF_ALPHABET];
     let mut extra_len = 0;
     // The extra bits are read where they lie when the payload goes on for EXTRA_PAD bytes past
-    // them (every section but a block's last, as a rule), else from a zero-padded copy: the
-    // copy was 2% of the decode time of TPC-H lineitem.
+    // them (every section but a block's last, as a rule), else from a zero-padded copy.
     let mut extra_in_place = None;
     if count == 0 {
         s.extra.clear();
@@ -252,22 +250,14 @@ fn decode_section(
     execute(&pass, reps, out, op, progress)
 }
 
-/// Sequences read (and their matches' sources prefetched) a batch ahead of the copies: 48
-/// gave the copies time enough for sources in other caches or memory (16 and 32 less; 64 no
-/// more). Every section goes in batches: with the fields read sixteen at a time, a single
-/// pass without prefetches was 2-5% slower even where few matches reach past the L2 cache.
+/// Sequences read (and their matches' sources prefetched) a batch ahead of the copies: time
+/// enough for sources in other caches or memory.
 const BATCH: usize = 48;
 const _: () = assert!(BATCH <= RUN, "a batch reads its fields as one run");
 
-/// Sequences the pass takes between progress reports: 35-60 KiB of output on TPC-H lineitem
-/// and the Linux tar, which the checksum reads back from the second-level cache. A section's
-/// whole output (up to 2 MiB) had left it by the section's end: the checksum took 7% of
-/// lineitem's decode time, 3.5% in slices. With the sections the writer makes since it
-/// prices them ([`super::encode`]), the tar decoded 1-4% faster in slices; lineitem within
-/// the noise (each slice is a pass of its own, whose first batch's sources are asked of the
-/// cache without a batch's lead). A multiple of [`BATCH`]. A report from inside the pass's
-/// loop cost the loop its registers (5-8% slower); a loop of slices around the batch loop,
-/// without the restarts, was no faster than this.
+/// Sequences the pass takes between progress reports, so that the checksum reads each slice
+/// of output back from the second-level cache (a section's whole output would have left it).
+/// A multiple of [`BATCH`].
 const SLICE: usize = 64 * BATCH;
 
 /// Where the sequence pass has got to in a section: the output is final up to `op`, the
@@ -329,7 +319,7 @@ fn execute_slice(
         return execute_seqs::<false>(p, seqs, reps, out, at);
     }
     // FAST PATH: with AVX-512 the sequence fields are read sixteen at a time
-    // ([`super::fields`]); with BMI2 the extra-bit fields are cut with `shrx` and `bzhi`.
+    // ([`super::sequence_fields`]); with BMI2 the extra-bit fields are cut with `shrx` and `bzhi`.
     #[cfg(target_arch = "x86_64")]
     if crate::cpu::has_avx512() {
         return crate::multiversion!(
@@ -455,7 +445,7 @@ unsafe fn copy_batch<const WIDE64: bool>(
 }
 
 /// The sequence pass, in batches of [`BATCH`] sequences, each in two passes: the first reads
-/// the batch's fields ([`super::fields`]), resolves each sequence's repeat offset, checks it
+/// the batch's fields ([`super::sequence_fields`]), resolves each sequence's repeat offset, checks it
 /// and asks the cache for its match's source (with `AVX512`, sixteen sequences at a time:
 /// [`super::resolve`]); the second copies, one batch behind the first. Where matches reach
 /// back past the cache, by the time the copy pass gets to one its source has had a whole
@@ -538,9 +528,7 @@ fn execute_seqs<const AVX512: bool>(
             wide::prefetch(src);
             wide::prefetch(src.wrapping_add(63));
             // And the output it will be written to: in a big block's buffer that line is in no
-            // cache either, and a store to it waits for it as a load would (without this
-            // prefetch the Linux tar decoded 6% slower, TPC-H lineitem 10%; prefetching a
-            // line 1-4 KiB further on instead was no faster).
+            // cache either, and a store to it waits for it as a load would.
             wide::prefetch(out.as_ptr().wrapping_add(rop));
             // Blocks are smaller than 4 GiB, so are the offsets.
             offs_k[i] = off as u32;

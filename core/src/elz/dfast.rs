@@ -27,9 +27,8 @@ pub struct Params {
 impl Params {
     /// The `--max` settings: 2^17 long and 2^16 short entries (bigger tables found little more
     /// for their cost in cache misses), 6-byte short matches (5-byte ones cost more to code
-    /// than they save), one lazy step below 32 bytes, matches paying from 12 bits of codes
-    /// (10-16 measured: on TPC-H lineitem, whose digits cost few bits each, 6- and 7-byte
-    /// matches a mebibyte back cost more than their literals).
+    /// than they save), one lazy step below 32 bytes, matches paying from 12 bits of codes (a
+    /// short match far back can cost more than its literals).
     pub const MAX: Params = Params {
         long_log: 17,
         short_log: 16,
@@ -189,10 +188,6 @@ const TAIL: usize = 8;
 /// Parses `src` (one block) into `out`, taking the long-distance matches `far` (in order, not
 /// overlapping; empty without `--long`) where they start. `literal_bits` is the block's
 /// [`sampled_bits_per_byte`](super::sampled_bits_per_byte): what a literal costs, about.
-/// (It overstates TPC-H lineitem's literals, 5.05 bits against 4.0. Re-pricing from the
-/// parse's own literals every 32-256 KiB coded lineitem 0.3% smaller in 7% fewer sequences,
-/// decoding 2% faster, but cost 7-11% of its compress time: the matches that stop paying leave
-/// their bytes to be searched a position at a time.)
 pub fn parse(
     src: &[u8],
     p: &Params,
@@ -281,10 +276,8 @@ fn parse_with(
             };
             // The lazy step, in the long table only: at `ip + 1` after a long match at `ip`,
             // at `ip + 2` after a short one (where `best_at` has probed `ip + 1`). A later
-            // match wins where it is longer by the bytes it starts later. Probing both tables
-            // at `ip + 1` cost a tenth of compress time; this step, each probe entering its
-            // position in the long table, codes TPC-H lineitem 0.3% smaller than that one did
-            // and the Linux tar 0.3% larger.
+            // match wins where it is longer by the bytes it starts later; each probe enters its
+            // position in the long table.
             let at = if start > ip {
                 0
             } else if probed_next {
@@ -313,8 +306,7 @@ fn parse_with(
             break;
         }
         // Index positions inside the match for later searches: its third byte in both tables,
-        // the one before its end in the long table and its last in the short one (the last
-        // two in both gave 0.5-1.1% more bytes, at the same speed).
+        // the one before its end in the long table and its last in the short one.
         let (q, w) = (match_start + 2, read_u64(src, match_start + 2));
         long[hash(w, 8, p.long_log)] = e.make(q, w);
         short[hash(w, p.short_len, p.short_log)] = e.make(q, w);

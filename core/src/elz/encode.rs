@@ -95,8 +95,7 @@ fn sequence_codes(literals: &[u8], seqs: &[Seq], s: &mut PayloadScratch) -> Vec<
     let mut pieces = Vec::new();
     let (mut pos, mut lit, mut next) = (0usize, 0usize, piece);
     let mut l0 = 0;
-    // The piece's code histograms, counted as the codes are made (a pass over each piece's
-    // codes afterwards cost 1.7 ns a sequence).
+    // The piece's code histograms, counted as the codes are made (not in a pass afterwards).
     let mut counts: CodeCounts = [[0; CODE_COUNTS]; 3];
     for (i, q) in seqs.iter().enumerate() {
         let (l, lb, lx) = LL_CODE.code(q.ll);
@@ -176,17 +175,13 @@ fn plan_sections(pieces: Vec<Piece>) -> Vec<Piece> {
 }
 
 /// What a section must save, beyond its own tables' bits, to be made: the decoder builds its
-/// four lookup tables and restarts the sequence pass for each one, about 10 µs (the time of
-/// decoding some 15 KiB of the Linux tar). Priced at 64 bits, the tar's 64 MiB had 290
-/// sections; at 2048, 101, decoding 4-6% faster for 0.16% more bytes (TPC-H lineitem: 55 and
-/// 34 sections, bytes and speed alike; the loghub logs +0.45%, the largest change).
+/// four lookup tables and restarts the sequence pass for each one.
 const SECTION_PRICE_BITS: f64 = 2048.0;
 
 /// Splits pieces `a..b` where it pays; pushes the end piece (exclusive) of each section.
 fn split(stats: &[&Stats], a: usize, b: usize, ends: &mut Vec<usize>) {
     // Splits are tried every STRIDE pieces, then one by one around the best of those: costs
-    // change smoothly from piece to piece, and an entropy estimate per candidate was 3% of
-    // --max compress time with every piece tried.
+    // change smoothly from piece to piece, and an entropy estimate per candidate is costly.
     const STRIDE: usize = 4;
     if b - a >= 2 {
         let mut whole = Stats::empty();
@@ -302,9 +297,8 @@ const OF_STREAM: usize = 2;
 /// and there are enough codes, tANS-coded otherwise (or RLE).
 ///
 /// Offset codes go by Huffman: they are spread thin over their alphabet, so whole-bit code
-/// lengths cost little (1% of their bits, 0.1% of a payload, on the Linux source tar and TPC-H
-/// lineitem), and the four independent Huffman streams decode at about half the time a symbol
-/// of a lone tANS stream, whose four lanes share one bit reader. The length codes' skewed
+/// lengths cost little, and four independent Huffman streams decode faster than a lone tANS
+/// stream, whose four lanes share one bit reader. The length codes' skewed
 /// statistics keep tANS, and decode two streams side by side.
 #[inline(always)]
 fn write_codes(

@@ -1,22 +1,23 @@
-//! The entropy LZ block format (block type 3), behind `--max` and `--ultra`: LZ77 sequences
-//! with repeat offsets, literals coded with Huffman, and the sequences' literal-length,
-//! match-length and offset *codes* coded with tANS, their low bits in a raw stream.
+//! `elz`, entropy-coded LZ: the block format (block type 3) behind `--max` and `--ultra`. LZ77
+//! sequences with repeat offsets, literals coded with Huffman, and the sequences'
+//! literal-length, match-length and offset *codes* coded with tANS or Huffman, their low bits
+//! in a raw stream.
 //! `docs/FORMAT.md` §6 is the full specification.
 //!
 //! A parser ([`dfast`] for `--max`, [`optimal`] for `--ultra`) turns a block into
 //! [`Seq`]uences and literals; [`encode`] writes them; [`decode`] reads them back in three
 //! passes: literals into a buffer, the three code streams into arrays, then the sequence pass,
-//! which reads each sequence's fields from its codes and extra bits ([`fields`]), resolves its
+//! which reads each sequence's fields from its codes and extra bits ([`sequence_fields`]), resolves its
 //! repeat offset and copies.
 
 mod decode;
 pub mod dfast;
 mod encode;
-mod fields;
 pub mod ldm;
 pub mod optimal;
 #[cfg(target_arch = "x86_64")]
 mod resolve;
+mod sequence_fields;
 mod stats;
 
 pub use decode::{decode, decode_reporting};

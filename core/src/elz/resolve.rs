@@ -12,7 +12,7 @@
 
 use std::arch::x86_64::*;
 
-use super::fields::{avx512::prefix_sum, Cursor, Run};
+use super::sequence_fields::{avx512::prefix_sum, Cursor, Run};
 use super::Reps;
 use crate::copy as wide;
 
@@ -53,10 +53,8 @@ const fn row(first: [u32; 3]) -> [u32; 16] {
 
 /// The repeat offsets as the vector pass keeps them from group to group: lanes 0..3 of a
 /// 64-byte vector (the other lanes are don't-cares). Stored and loaded whole, so each group's
-/// load of them is forwarded from the last group's store: with the three offsets as a `Reps`
-/// moved by a masked store and a masked load (which the CPU does not forward), every group
-/// waited for the store to reach the cache, on the one chain through the pass (TPC-H lineitem
-/// decoded 10% slower, the Linux tar 7%).
+/// load of them is forwarded from the last group's store (a masked store and masked load,
+/// which the CPU does not forward, would put a wait for the cache on the pass's one chain).
 #[derive(Copy, Clone)]
 #[repr(C, align(64))]
 pub(super) struct RepLanes([u32; 16]);

@@ -381,10 +381,8 @@ fn decode_singles(
     );
     // Hot loop: the four segments move in step, five symbols per stream per refill
     // (5 × 11 ≤ 56 bits), symbol by symbol across the streams so the four lookup chains
-    // overlap. The shortest segment bounds the loop. With four chains the loop is bound by
-    // its instructions (about seven a symbol) as much as by a lookup's latency: decoding a
-    // section's literals and offset codes in one loop, eight chains, was 3-7% slower overall
-    // (the eight streams' state no longer fits in registers).
+    // overlap. The shortest segment bounds the loop. Four chains keep every stream's state in
+    // registers.
     let sym = |r: &mut BitReader| {
         let e = table[(r.peek(MAX_BITS) as usize) & (TABLE - 1)];
         r.consume(u32::from(e.len));
@@ -502,8 +500,7 @@ const TABLE: usize = 1 << MAX_BITS;
 /// every code of up to l bits, a copy of them makes the first 2^(l+1) right for those codes
 /// too, and each (l+1)-bit code then goes in its one entry there. That is ~300 stores and
 /// eleven block copies in place of 2^11 stores in a loop per symbol, whose varying trip counts
-/// cost a branch miss each (the build was ~2 µs a section, a quarter of the decode time of
-/// the Linux tar's ~10 K-literal sections).
+/// cost a branch miss each.
 #[inline(always)]
 fn build_table(lens: &CodeLengths, table: &mut [Entry; TABLE]) {
     // The symbols in canonical order (by length, then symbol), absent ones (length 0) first:

@@ -220,8 +220,7 @@ impl Chains<'_> {
 }
 
 /// Shortest match the chain parse takes. A 4- or 5-byte match saves a byte or two but costs a
-/// whole sequence to decode; skipping them made `--lz` decode 7% faster on the loghub logs for
-/// 3% more bytes (measured with the fast decoder, 1 thread).
+/// whole sequence to decode.
 const MIN_LZ: usize = 6;
 /// Hash-chain parse with an optional one-step lazy evaluation.
 fn chain(src: &[u8], hash_log: u32, depth: u32, lazy: bool, s: &mut Scratch) -> usize {

@@ -985,3 +985,32 @@ fn record_archives_rebuild_alike_on_any_thread_count() {
         assert!(o.stdout == data, "-T {threads}: rebuilt bytes differ");
     }
 }
+
+/// The worked examples of docs/FORMAT.md (Appendix A) decode to what the text says: the spec's
+/// hex dumps are checked against the decoder.
+#[test]
+fn the_format_docs_worked_examples_decode() {
+    let doc =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/FORMAT.md"))
+            .unwrap();
+    let appendix = &doc[doc.find("## Appendix A").expect("the appendix")..];
+    // Each example's dump: the first fenced block after its heading, `OFFSET  HH HH ...` lines.
+    let dump = |heading: &str| -> Vec<u8> {
+        let at = appendix.find(heading).expect(heading);
+        let block = appendix[at..].split("```").nth(1).expect("a dump");
+        block
+            .lines()
+            .flat_map(|l| l.split_whitespace().skip(1))
+            .map(|h| u8::from_str_radix(h, 16).unwrap())
+            .collect()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    for (heading, want) in [("### A.1", &b"glyd\n"[..]), ("### A.2", &b"ab\ncd\n"[..])] {
+        let bytes = dump(heading);
+        std::fs::write(d.join("x.glyd"), &bytes).unwrap();
+        let o = run(&["-dc", "x.glyd"], d);
+        assert!(o.status.success(), "{heading}: {}", stderr(&o));
+        assert_eq!(o.stdout, want, "{heading}");
+    }
+}

@@ -189,7 +189,6 @@ pub fn is_archive(head: &[u8]) -> bool {
     glyd_columnar::is_archive(head)
 }
 
-/// `glyd inspect FILE`.
 /// Reads the record archive at `path`, or standard input for `-`.
 fn open_archive(path: &Path, memory: u64) -> Result<ArchiveReader> {
     let bytes = if path.as_os_str() == "-" {
@@ -204,6 +203,7 @@ fn open_archive(path: &Path, memory: u64) -> Result<ArchiveReader> {
         .with_memory_limit(memory))
 }
 
+/// `glyd inspect FILE`.
 pub fn inspect(path: &Path, memory: u64) -> Result<()> {
     let r = open_archive(path, memory)?;
     let mut o = String::new();
@@ -325,7 +325,8 @@ fn describe_table(
             .get(b)
             .map_or_else(|| format!("column {b}"), |f| f.name().clone())
     };
-    for (i, field) in schema.fields().iter().enumerate() {
+    // The schema's last field past the table's columns is `_raw`, described below.
+    for (i, field) in schema.fields().iter().take(d.columns).enumerate() {
         let (mut raw, mut st, mut distinct, mut nulls) = (0u64, 0u64, 0u64, 0u64);
         let mut codings: Vec<Coding> = Vec::new();
         for &(g, meta) in groups {
@@ -364,18 +365,55 @@ fn describe_table(
             raw as f64 / st.max(1) as f64
         );
     }
-    if exceptions > 0 {
+    if let Some(raw) = schema.fields().get(d.columns) {
         let _ = writeln!(
             o,
             "  {:<24} {:<12} {:<22} {:>10} {:>10}",
-            "(exceptions)",
-            "verbatim",
-            "",
+            raw.name(),
+            "Utf8?",
+            "verbatim records",
             "",
             human_bytes(exceptions)
         );
     }
+    describe_verbatim(
+        o,
+        r,
+        groups,
+        schema.fields().get(d.columns).map(|f| f.name()),
+    );
     Ok(())
+}
+
+/// Prints how many of a table's rows are verbatim records, in total and per row group that has
+/// any (the first 20 of those).
+fn describe_verbatim(
+    o: &mut String,
+    r: &ArchiveReader,
+    groups: &[(usize, &glyd_columnar::RowGroupMeta)],
+    raw: Option<&String>,
+) {
+    let counts: Vec<(usize, u64, u64)> = groups
+        .iter()
+        .map(|&(g, meta)| (g, r.verbatim_rows(g), meta.rows))
+        .collect();
+    let total: u64 = counts.iter().map(|c| c.1).sum();
+    let rows: u64 = counts.iter().map(|c| c.2).sum();
+    let Some(raw) = raw.filter(|_| total > 0) else {
+        return;
+    };
+    let _ = writeln!(
+        o,
+        "  verbatim rows: {total} of {rows} (input no column layout holds exactly; their text \
+         is in {raw}, every other column NULL)"
+    );
+    let with: Vec<_> = counts.iter().filter(|c| c.1 > 0).collect();
+    for (g, v, n) in with.iter().take(20) {
+        let _ = writeln!(o, "    row group {g}: {v} of {n} rows verbatim");
+    }
+    if with.len() > 20 {
+        let _ = writeln!(o, "    … and {} more row groups", with.len() - 20);
+    }
 }
 
 /// `glyd cat [--table T] [--columns a,b] [--format csv|jsonl] FILE`.

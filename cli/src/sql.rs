@@ -129,6 +129,7 @@ impl Session {
             ctx.enable_glyd_tables();
         }
         register(&ctx, files, named, settings.memory)?;
+        note_verbatim(&rt, &ctx);
         Ok(Session {
             rt,
             ctx,
@@ -147,6 +148,31 @@ impl Session {
                     e
                 }
             })
+    }
+}
+
+/// Says on stderr which tables hold verbatim records (rows a query sees with null columns and
+/// their text in `_raw`), so that a count of them is not a surprise.
+fn note_verbatim(rt: &tokio::runtime::Runtime, ctx: &SessionContext) {
+    let names = ctx
+        .catalog("datafusion")
+        .and_then(|c| c.schema("public"))
+        .map(|s| s.table_names())
+        .unwrap_or_default();
+    for name in names {
+        let Ok(Some(t)) = rt.block_on(ctx.table_provider(name.as_str())).map(Some) else {
+            continue;
+        };
+        let Some(t) = t.downcast_ref::<GlydTable>() else {
+            continue;
+        };
+        let n = t.verbatim_rows();
+        if n > 0 {
+            note!(
+                "glyd sql: table {name} has {n} verbatim row(s) (input not read as columns): their columns are NULL, their text is in {}",
+                glyd_columnar::RAW
+            );
+        }
     }
 }
 

@@ -1014,3 +1014,57 @@ fn the_format_docs_worked_examples_decode() {
         assert_eq!(o.stdout, want, "{heading}");
     }
 }
+
+#[test]
+fn verbatim_rows_are_counted_by_inspect_and_sql_says_so_on_stderr() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // The sample CSV with every tenth record broken (a field too many).
+    let data = std::fs::read_to_string(sample_csv()).unwrap();
+    let mut csv = String::new();
+    let mut broken = 0;
+    for (i, line) in data.lines().enumerate() {
+        csv.push_str(line);
+        if i > 0 && i % 10 == 0 {
+            csv.push_str(",extra");
+            broken += 1;
+        }
+        csv.push('\n');
+    }
+    std::fs::write(d.join("logs.csv"), &csv).unwrap();
+    let o = run(&["-r", "-q", "--format", "csv", "logs.csv"], d);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = run(&["inspect", "logs.csv.glyd"], d);
+    let text = String::from_utf8_lossy(&o.stdout);
+    let records = data.lines().count() - 1;
+    assert!(
+        text.contains(&format!("verbatim rows: {broken} of {records}")),
+        "{text}"
+    );
+    let o = run(
+        &[
+            "sql",
+            "SELECT count(*) AS n, count(_raw) AS raw FROM logs",
+            "logs.csv.glyd",
+        ],
+        d,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout),
+        format!("n,raw\n{records},{broken}\n")
+    );
+    assert!(
+        stderr(&o).contains(&format!("table logs has {broken} verbatim row(s)")),
+        "{}",
+        stderr(&o)
+    );
+    // A clean table has no _raw column and no note.
+    std::fs::write(d.join("clean.csv"), data.as_bytes()).unwrap();
+    let o = run(&["-r", "-q", "-f", "clean.csv"], d);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = run(&["sql", "SELECT * FROM clean LIMIT 1", "clean.csv.glyd"], d);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!String::from_utf8_lossy(&o.stdout).contains("_raw"));
+    assert!(stderr(&o).is_empty(), "{}", stderr(&o));
+}

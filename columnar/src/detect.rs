@@ -45,6 +45,8 @@ pub fn sniff_json_lines(sample: &[u8], whole: bool) -> Option<Dialect> {
 /// and a message, whichever makes the smallest row group of the sample's start at `level`.
 pub fn choose_log_layout(lines: &[u8], level: Level) -> Dialect {
     log_lines::choose(lines, &mut |trial, d| {
-        crate::rowgroup::encode(trial, 0, d, Escapes::None, level).len()
+        crate::rowgroup::encode(trial, 0, d, Escapes::None, level)
+            .bytes
+            .len()
     })
 }

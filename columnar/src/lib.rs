@@ -47,7 +47,7 @@ mod wire;
 
 pub use archive::{
     is_archive, with_string_views, ArchiveReader, BatchWriter, GroupBatches, RecordWriter,
-    WriteOptions, DEFAULT_ROW_GROUP, RECORDS,
+    WriteOptions, DEFAULT_ROW_GROUP, RAW, RECORDS,
 };
 pub use codec::template::readable as template_of;
 pub use column::{put_csv_quoted, typed_array, Cells, Coding, Follow, Link};

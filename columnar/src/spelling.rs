@@ -378,7 +378,8 @@ pub fn parse_timestamp(b: &[u8]) -> Option<(i64, TimeFormat)> {
     let days = parse_date(&b[..10])?;
     let two = |i: usize| -> Option<i64> {
         let (h, l) = (b[i].wrapping_sub(b'0'), b[i + 1].wrapping_sub(b'0'));
-        (h <= 9 && l <= 9).then_some(i64::from(h * 10 + l))
+        // (Lazily: a byte that is not a digit must not be multiplied.)
+        (h <= 9 && l <= 9).then(|| i64::from(h) * 10 + i64::from(l))
     };
     let (h, m, sec) = (two(11)?, two(14)?, two(17)?);
     if h > 23 || m > 59 || sec > 59 {
@@ -540,6 +541,14 @@ pub const LAST_DAY: i64 = days_from_civil(9999, 12, 31);
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn timestamps_with_bytes_past_the_digits_are_not_timestamps() {
+        // Found by fuzzing: `0xff` where an hour's digit goes overflowed the digit check.
+        assert_eq!(parse_timestamp(b"2006-02-15 \xff4:34:33"), None);
+        assert_eq!(parse_timestamp(b"2006-02-15 04:\xff4:33"), None);
+        assert!(parse_timestamp(b"2006-02-15 04:34:33").is_some());
+    }
+
     use super::*;
 
     /// Whether `v` is a timestamp [`parse_timestamp`] can produce in format `f`.

@@ -574,7 +574,7 @@ proptest! {
 }
 
 #[test]
-fn a_row_group_of_only_exceptions_reads_as_empty_batches_of_the_schema() {
+fn a_row_group_of_only_exceptions_reads_as_rows_of_raw_text() {
     // The first row group holds lines of the wrong width only; the next ones typed rows.
     let mut src = b"odd line without delimiters\n".repeat(60);
     for i in 0..300 {
@@ -587,11 +587,33 @@ fn a_row_group_of_only_exceptions_reads_as_empty_batches_of_the_schema() {
     };
     let archive = check(&src, dialect(b',', 2, None), &opts, 1 << 20);
     let r = ArchiveReader::from_bytes(archive).unwrap();
-    assert_eq!(r.row_groups()[0].rows, 0);
+    // Every line is a row: the odd ones null but for their text in `_raw`.
+    let g = &r.row_groups()[0];
+    assert!(g.rows > 0);
+    assert_eq!(r.verbatim_rows(0), g.rows);
+    let schema = r.schema();
+    assert_eq!(schema.field(0).data_type(), &arrow_schema::DataType::Int64);
     assert_eq!(
-        r.schema().field(0).data_type(),
-        &arrow_schema::DataType::Int64
+        schema.field(schema.fields().len() - 1).name(),
+        glyd_columnar::RAW
     );
+    let batches = r.read(None, 0..r.row_groups().len()).unwrap();
+    let rows: usize = batches.iter().map(|b| b.num_rows()).sum();
+    assert_eq!(rows, 360);
+    let raw: usize = batches
+        .iter()
+        .map(|b| b.num_rows() - b.column(2).null_count())
+        .sum();
+    let ids: usize = batches
+        .iter()
+        .map(|b| b.num_rows() - b.column(0).null_count())
+        .sum();
+    assert_eq!((raw, ids), (60, 300));
+    let first = batches[0]
+        .column(2)
+        .as_any()
+        .downcast_ref::<arrow_array::StringArray>();
+    assert_eq!(first.unwrap().value(0), "odd line without delimiters");
 }
 
 #[test]

@@ -29,11 +29,18 @@ pub(crate) fn has_avx512() -> bool {
 /// function built here, so one body serves every build and this macro holds the one `unsafe`
 /// that calls them. `$check` tests for exactly the features `$features` names.
 ///
-/// ```ignore
-/// pub fn decode(src: &[u8], out: &mut [u8]) -> Result<()> {
-///     multiversion!(fn(src: &[u8], out: &mut [u8]) -> Result<()> => decode_with(src, out);
-///         "bmi2,lzcnt" if crate::cpu::has_bmi2())
+/// ```
+/// #[inline(always)]
+/// fn sum_with(v: &[u32]) -> u64 {
+///     v.iter().map(|&x| u64::from(x)).sum()
 /// }
+///
+/// pub fn sum(v: &[u32]) -> u64 {
+///     glyd_core::multiversion!(fn(v: &[u32]) -> u64 => sum_with(v);
+///         "avx2" if std::is_x86_feature_detected!("avx2"))
+/// }
+///
+/// assert_eq!(sum(&[1, 2, 3]), 6);
 /// ```
 #[macro_export]
 macro_rules! multiversion {

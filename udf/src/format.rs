@@ -1,6 +1,6 @@
 //! [`GlydFormat`]: record archives as a DataFusion `FileFormat`, so that a `ListingTable`
 //! over a folder or an object-store prefix of `.glyd` files works like one over Parquet
-//! files: the schema is inferred from the archives' footers and merged, each file's
+//! files: the schema is inferred from the archives' footers and merged by name, each file's
 //! statistics come from its chunks' (rows, null counts, min and max), and a scan decodes only
 //! the projected columns of the row groups the query's filters do not rule out (judged by
 //! DataFusion's `PruningPredicate` on [`crate::statistics::GroupStatistics`]), a row group at
@@ -15,10 +15,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use datafusion::arrow::array::{new_null_array, ArrayRef};
-use datafusion::arrow::compute::cast;
-use datafusion::arrow::datatypes::{Schema, SchemaRef};
-use datafusion::arrow::record_batch::{RecordBatch, RecordBatchOptions};
+use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::catalog::Session;
 use datafusion::common::config::ConfigOptions;
 use datafusion::common::tree_node::TreeNodeRecursion;
@@ -45,6 +42,7 @@ use datafusion::physical_plan::{apply_expression_roots, ExecutionPlan, PhysicalE
 use futures::StreamExt;
 use glyd_columnar::ArchiveReader;
 
+use crate::merge::{column_map, merge_by_name, widen};
 use crate::statistics::{self, GroupStatistics};
 
 /// The file extension, without its dot.
@@ -147,9 +145,9 @@ impl FileFormat for GlydFormat {
         let mut schemas = Vec::with_capacity(objects.len());
         for meta in objects {
             let archive = open(store, meta).await?;
-            schemas.push(table_schema_of(&archive, meta)?.as_ref().clone());
+            schemas.push(table_schema_of(&archive, meta)?);
         }
-        Ok(Arc::new(Schema::try_merge(schemas)?))
+        Ok(Arc::new(merge_by_name(schemas.iter().map(|s| s.as_ref()))))
     }
 
     async fn infer_stats(
@@ -310,12 +308,9 @@ impl FileOpener for GlydOpener {
             let archive = open(&store, &meta).await?;
             let own = table_schema_of(&archive, &meta)?;
             // For each wanted column, its index in this archive, if it has it.
-            let found: Vec<Option<usize>> = schema
-                .fields()
-                .iter()
-                .map(|f| own.index_of(f.name()).ok())
-                .collect();
+            let found = column_map(&schema, &own);
             let read: Vec<usize> = found.iter().flatten().copied().collect();
+            let found: Vec<bool> = found.iter().map(Option::is_some).collect();
             let groups = archive.row_groups().len();
             // A predicate that cannot be evaluated on the statistics keeps every row group.
             let keep = match &pruning {
@@ -337,25 +332,7 @@ impl FileOpener for GlydOpener {
                 let batch = got
                     .pop()
                     .ok_or_else(|| object_error(&meta.location, "row group read no batch"))?;
-                let rows = batch.num_rows();
-                let mut next = batch.columns().iter();
-                let columns = found
-                    .iter()
-                    .zip(schema.fields())
-                    .map(|(at, field)| -> Result<ArrayRef> {
-                        match at.and_then(|_| next.next()) {
-                            Some(a) if a.data_type() == field.data_type() => Ok(Arc::clone(a)),
-                            Some(a) => Ok(cast(a, field.data_type())?),
-                            None => Ok(new_null_array(field.data_type(), rows)),
-                        }
-                    })
-                    .collect::<Result<Vec<_>>>()?;
-                let options = RecordBatchOptions::new().with_row_count(Some(rows));
-                Ok(RecordBatch::try_new_with_options(
-                    Arc::clone(&schema),
-                    columns,
-                    &options,
-                )?)
+                widen(&batch, &found, &schema)
             });
             Ok(batches.boxed())
         }))

@@ -20,6 +20,7 @@
 
 mod format;
 mod logs;
+mod merge;
 pub mod policy;
 mod prune;
 mod scan;

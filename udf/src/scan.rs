@@ -29,6 +29,7 @@ use datafusion::physical_plan::{
 
 use glyd_columnar::predicate::TextTest;
 
+use crate::merge::widen;
 use crate::source::{external, Source};
 
 /// Metric names.
@@ -332,15 +333,43 @@ impl GroupRun {
                 .map_err(Into::into);
             return Box::new(std::iter::once(batch));
         }
-        let stored: u64 = self.columns.iter().map(|&c| meta.columns[c].stored()).sum();
+        // In an archive whose columns are not the table's, the wanted columns it has; the
+        // batches are widened to the table's afterwards.
+        let (columns, found) = match &s.columns {
+            None => (self.columns.clone(), None),
+            Some(map) => {
+                let own: Vec<Option<usize>> = self.columns.iter().map(|&c| map[c]).collect();
+                let found: Vec<bool> = own.iter().map(Option::is_some).collect();
+                (own.into_iter().flatten().collect(), Some(found))
+            }
+        };
+        // (The verbatim-records column has no chunks of its own.)
+        let stored: u64 = columns
+            .iter()
+            .map(|&c| meta.columns.get(c).map_or(0, |m| m.stored()))
+            .sum();
         self.bytes_decoded.add(stored as usize);
+        if columns.is_empty() {
+            // None of the wanted columns is in this archive: its rows, all NULL.
+            let rows = meta.rows as usize;
+            let schema = self.schema.clone();
+            let batches = (0..rows).step_by(size).map(move |at| {
+                let n = size.min(rows - at);
+                let empty = RecordBatch::try_new_with_options(
+                    Arc::new(datafusion::arrow::datatypes::Schema::empty()),
+                    vec![],
+                    &RecordBatchOptions::new().with_row_count(Some(n)),
+                )?;
+                widen(&empty, &vec![false; schema.fields().len()], &schema)
+            });
+            return Box::new(batches);
+        }
         let timer = self.decode_time.timer();
-        let read = || s.archive.read_batches(Some(&self.columns), g, size, true);
+        let read = || s.archive.read_batches(Some(&columns), g, size, true);
         let batches = match &self.pool {
             // One core: decoded here, where the batches are made and the query runs.
             Some(pool) if pool.current_num_threads() == 1 => {
-                s.archive
-                    .read_batches_here(Some(&self.columns), g, size, true)
+                s.archive.read_batches_here(Some(&columns), g, size, true)
             }
             Some(pool) => pool.install(read),
             None => read(),
@@ -348,8 +377,12 @@ impl GroupRun {
         timer.done();
         match batches {
             Ok(mut batches) => {
-                for (c, test) in &self.row_tests {
-                    batches.keep_only(*c, test);
+                // (Code tests are in the table's column positions; a widened archive's rows
+                // are judged by the filters above the scan alone.)
+                if found.is_none() {
+                    for (c, test) in &self.row_tests {
+                        batches.keep_only(*c, test);
+                    }
                 }
                 self.rows_skipped
                     .add(meta.rows as usize - batches.rows_kept());
@@ -360,7 +393,14 @@ impl GroupRun {
                     let _timer = time.timer();
                     batches.next()
                 });
-                Box::new(timed.map(move |b| b.map_err(|e| external(&path, e))))
+                let schema = self.schema.clone();
+                Box::new(timed.map(move |b| {
+                    let b = b.map_err(|e| external(&path, e))?;
+                    match &found {
+                        Some(found) => widen(&b, found, &schema),
+                        None => Ok(b),
+                    }
+                }))
             }
             Err(e) => Box::new(std::iter::once(Err(external(&s.path, e)))),
         }

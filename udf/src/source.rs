@@ -14,6 +14,9 @@ pub(crate) struct Source {
     pub archive: Arc<ArchiveReader>,
     pub path: PathBuf,
     pub table: usize,
+    /// Where the archive's table is not the whole table's (a folder of archives whose
+    /// schemas differ): for each of the whole table's columns, this table's of that name.
+    pub columns: Option<Arc<[Option<usize>]>>,
 }
 
 /// An archive error as a DataFusion error that names the file.

@@ -11,7 +11,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::arrow::datatypes::{FieldRef, SchemaRef};
 use datafusion::catalog::Session;
 use datafusion::catalog::TableProviderFactory;
 use datafusion::common::stats::Precision;
@@ -23,11 +23,13 @@ use datafusion::logical_expr::{Expr, TableProviderFilterPushDown};
 use datafusion::physical_plan::ExecutionPlan;
 use glyd_columnar::ArchiveReader;
 
+use crate::merge::{column_map, merge_by_name};
 use crate::prune;
 use crate::scan::GlydScanExec;
 use crate::source::{archive_paths, external, Source};
 
-/// A table of one or more record archives (a folder of them, alike) as a DataFusion table.
+/// A table of one or more record archives (a folder of them, merged by name) as a DataFusion
+/// table.
 pub struct GlydTable {
     sources: Vec<Source>,
     schema: SchemaRef,
@@ -68,7 +70,7 @@ impl ReadOptions {
 
 impl GlydTable {
     /// The one table of the record archive at `path` (or of each archive in the folder
-    /// `path`, which must agree on the schema); an error that lists the tables when an
+    /// `path`, their columns merged by name); an error that lists the tables when an
     /// archive holds several (a SQL dump: see [`GlydTable::open_table`]).
     pub fn open(path: impl AsRef<Path>) -> Result<Self> {
         Self::open_table(path, None)
@@ -109,34 +111,39 @@ impl GlydTable {
                 archive,
                 path: p,
                 table,
+                columns: None,
             });
         }
         Self::from_sources(sources)
     }
 
-    fn from_sources(sources: Vec<Source>) -> Result<Self> {
-        let schema_of = |s: &Source| {
-            s.archive
-                .table_schema(s.table)
-                .map_err(|e| external(&s.path, e))
-        };
-        let schema = schema_of(&sources[0])?;
-        for s in &sources[1..] {
-            if schema_of(s)? != schema {
-                return Err(external(
-                    &s.path,
-                    format!(
-                        "its columns differ from those of {}; a table's archives must agree",
-                        sources[0].path.display()
-                    ),
-                ));
-            }
-        }
+    fn from_sources(mut sources: Vec<Source>) -> Result<Self> {
         // Strings as views, as DataFusion's Parquet scans read them: a dictionary column's
         // rows are then views of its entries, and grouping by them is cheaper.
+        let schemas = sources
+            .iter()
+            .map(|s| {
+                let own = s
+                    .archive
+                    .table_schema(s.table)
+                    .map_err(|e| external(&s.path, e))?;
+                Ok(glyd_columnar::with_string_views(&own))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let schema = merge_by_name(schemas.iter());
+        for (s, own) in sources.iter_mut().zip(&schemas) {
+            let same = |(a, b): (&FieldRef, &FieldRef)| {
+                a.name() == b.name() && a.data_type() == b.data_type()
+            };
+            let alike = own.fields().len() == schema.fields().len()
+                && own.fields().iter().zip(schema.fields()).all(same);
+            if !alike {
+                s.columns = Some(column_map(&schema, own).into());
+            }
+        }
         Ok(GlydTable {
             sources,
-            schema: Arc::new(glyd_columnar::with_string_views(&schema)),
+            schema: Arc::new(schema),
         })
     }
 
@@ -155,9 +162,26 @@ impl GlydTable {
                     archive: archive.clone(),
                     path: path.to_path_buf(),
                     table: t,
+                    columns: None,
                 }])
             })
             .collect()
+    }
+
+    /// Rows of the table that are verbatim records: input no shredder could represent as
+    /// columns (a line with the wrong field count, broken quoting, invalid UTF-8), each a row
+    /// whose columns are null and whose `_raw` column holds its text.
+    pub fn verbatim_rows(&self) -> u64 {
+        self.sources
+            .iter()
+            .map(|s| {
+                s.archive
+                    .groups_of(s.table)
+                    .into_iter()
+                    .map(|g| s.archive.verbatim_rows(g))
+                    .sum::<u64>()
+            })
+            .sum()
     }
 
     /// The table's name in its archive (`records` for one-table archives).
@@ -185,6 +209,10 @@ impl GlydTable {
         self.all_groups()
             .into_iter()
             .filter(|&(i, g)| {
+                if self.sources[i].columns.is_some() {
+                    // Its statistics are of its own columns: kept, the filters judge its rows.
+                    return true;
+                }
                 let archive = &self.sources[i].archive;
                 let meta = &archive.row_groups()[g];
                 // Dictionaries are read once per chunk, and only for filters that get past

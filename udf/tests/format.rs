@@ -95,6 +95,75 @@ async fn files_of_different_columns_merge() {
 }
 
 #[tokio::test]
+async fn archives_whose_keys_types_and_verbatim_rows_differ_merge_by_name() {
+    let json = |src: &str| {
+        // Sniffed from the first two lines, as from a sample.
+        let two = src.match_indices('\n').nth(1).unwrap().0 + 1;
+        let d = glyd_columnar::sniff_json_lines(&src.as_bytes()[..two], false).unwrap();
+        common::archive(
+            src.as_bytes(),
+            glyd_columnar::Format::JsonLines(d),
+            16 << 10,
+        )
+    };
+    let files = [
+        ("a.glyd", json("{\"ts\":1,\"msg\":\"start\"}\n{\"ts\":2,\"msg\":\"go\"}\n")),
+        // ts is text here: the table reads it as text; trace is new.
+        (
+            "b.glyd",
+            json("{\"ts\":\"t3\",\"msg\":\"x\",\"trace\":\"ab\"}\n{\"ts\":\"t4\",\"msg\":\"y\",\"trace\":\"cd\"}\n"),
+        ),
+        // One line that is not JSON: a row of its own, in _raw.
+        ("c.glyd", json("{\"msg\":\"end\",\"ts\":5}\n{\"msg\":\"z\",\"ts\":6}\nnot json\n")),
+    ];
+    let ctx = with_store(
+        &files
+            .iter()
+            .map(|(n, b)| (format!("t/{n}"), b.clone()))
+            .collect::<Vec<_>>()
+            .iter()
+            .map(|(n, b)| (n.as_str(), b.clone()))
+            .collect::<Vec<_>>(),
+    )
+    .await;
+    create_table(&ctx, "remote", "memory:///t/").await;
+    let dir = tempfile::tempdir().unwrap();
+    for (n, b) in &files {
+        std::fs::write(dir.path().join(n), b).unwrap();
+    }
+    ctx.register_glyd("local", dir.path()).unwrap();
+    let want = "\
++----+-------+-------+----------+
+| ts | msg   | trace | _raw     |
++----+-------+-------+----------+
+| 1  | start |       |          |
+| 2  | go    |       |          |
+| 5  | end   |       |          |
+| 6  | z     |       |          |
+| t3 | x     | ab    |          |
+| t4 | y     | cd    |          |
+|    |       |       | not json |
++----+-------+-------+----------+";
+    for t in ["remote", "local"] {
+        let got = table_text(&ctx, &format!("SELECT * FROM {t} ORDER BY ts, _raw")).await;
+        assert_eq!(got, want, "{t}");
+        let n = table_text(
+            &ctx,
+            &format!("SELECT count(*) AS n, count(trace) AS traced, count(_raw) AS raw FROM {t}"),
+        )
+        .await;
+        assert!(n.contains("| 7 | 2      | 1   |"), "{t}: {n}");
+        // A filter on a column some archives lack reads them too (as NULL there).
+        let n = table_text(
+            &ctx,
+            &format!("SELECT count(*) AS n FROM {t} WHERE trace = 'cd'"),
+        )
+        .await;
+        assert!(n.contains("| 1 |"), "{t}: {n}");
+    }
+}
+
+#[tokio::test]
 async fn a_damaged_object_is_an_error_that_names_it() {
     let mut bytes = archive(b"id,name\n1,x\n2,y\n");
     bytes.truncate(bytes.len() - 7);

@@ -15,8 +15,19 @@ pub const MAGIC: [u8; 4] = [0x89, b'G', b'L', b'R'];
 /// Last bytes of every record archive.
 pub const END_MAGIC: [u8; 4] = [b'R', b'L', b'G', 0x89];
 
-/// The format version this build writes (3: scaled integer planes, Arrow tables).
-pub const VERSION: u8 = 3;
+/// The newest format version this build reads and writes: 4, whose JSON lines archives may
+/// define further tables of the same name, each with more columns (keys that appeared after
+/// the first), which read as one table. Other archives are written as version 3 (scaled
+/// integer planes, Arrow tables, words), which version 4 only extends.
+pub const VERSION: u8 = 4;
+
+/// The version an archive of `format` is written as.
+fn version_for(format: &Format) -> u8 {
+    match format {
+        Format::JsonLines(_) => VERSION,
+        _ => 3,
+    }
+}
 
 /// The oldest format version this build reads (version 2 is version 3 without what it added).
 pub const OLDEST_VERSION: u8 = 2;
@@ -76,7 +87,7 @@ pub(crate) fn header_bytes(f: &Format, level: Level) -> Result<Vec<u8>> {
         }
     }
     let mut out = MAGIC.to_vec();
-    out.push(VERSION);
+    out.push(version_for(f));
     out.push(level.number());
     put_prefixed(&mut out, &desc);
     let sum = glyd_core::checksum(&out[4..]);

@@ -6,27 +6,43 @@ use std::io::Write;
 use std::ops::Range;
 use std::sync::Arc;
 
-use arrow_array::{BooleanArray, RecordBatch};
+use arrow_array::{ArrayRef, BooleanArray, RecordBatch, StringArray, StringViewArray};
 use arrow_buffer::BooleanBuffer;
-use arrow_schema::{Field, Schema, SchemaRef};
+use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use rayon::prelude::*;
 
 use super::format::{parse_footer, parse_header, parse_table};
+use super::tables::{raw_name, read_meta, read_tables, schema_of, TableMap};
 use crate::column::{Column, RowCursor};
 use crate::error::{Error, Result};
 use crate::escapes::{self, Escapes};
-use crate::model::{Dialect, Format, Kind, Table};
+use crate::model::{Dialect, Format, Table};
 use crate::predicate::TextTest;
 use crate::rowgroup::{RowGroupMeta, TAG_TABLE};
 
-/// A record archive held in memory, indexed for random access.
+/// A record archive held in memory, indexed for random access. Its tables and row groups are
+/// as it reads (see `tables.rs`): a JSON lines archive's tables of one name are one table, and
+/// verbatim records are rows of a `_raw` column.
 pub struct ArchiveReader {
     data: Vec<u8>,
     level: u8,
+    /// The tables as read.
     tables: Vec<Table>,
     header_len: usize,
+    /// The row groups as read: their table's number and columns in its terms, verbatim
+    /// records counted as rows.
     groups: Vec<RowGroupMeta>,
-    /// One schema per table.
+    /// The tables as stored (row groups decode and rebuild by these).
+    stored_tables: Vec<Table>,
+    /// The row groups as stored.
+    stored: Vec<RowGroupMeta>,
+    /// How each stored table's columns read.
+    maps: Vec<TableMap>,
+    /// Verbatim records per row group.
+    verbatim: Vec<u64>,
+    /// Per table as read: the name of its verbatim-records column, when it has any.
+    raw: Vec<Option<String>>,
+    /// One schema per table as read.
     schemas: Vec<SchemaRef>,
     /// Whether this is an Arrow table ([`Format::Arrow`]), which rebuilds as Parquet.
     arrow: bool,
@@ -110,12 +126,6 @@ impl ArchiveReader {
                 "bytes between the last row group and the footer",
             ));
         }
-        let schemas = match &header.format {
-            Format::Arrow(schema) => vec![schema.clone()],
-            _ => (0..tables.len())
-                .map(|t| schema_of(t, &tables[t].dialect, &groups))
-                .collect(),
-        };
         if let (Format::Arrow(_), true) = (&header.format, tables.len() > 1) {
             return Err(Error::corrupt(
                 "archive",
@@ -123,12 +133,46 @@ impl ArchiveReader {
                 "a table definition in an Arrow table archive",
             ));
         }
+        let (read, maps) = read_tables(&header.format, &tables);
+        let verbatim = groups
+            .iter()
+            .map(|g| crate::rowgroup::verbatim_count(&data[g.offset as usize..g.end as usize], g))
+            .collect::<Result<Vec<u64>>>()?;
+        // A table has the column when it has verbatim records: clean data reads as it was
+        // written (`SELECT *` of a CSV archive is that CSV); listings merge schemas by name.
+        let raw: Vec<Option<String>> = read
+            .iter()
+            .enumerate()
+            .map(|(t, table)| {
+                let any = groups
+                    .iter()
+                    .zip(&verbatim)
+                    .any(|(g, &v)| v > 0 && maps[g.table].table == t);
+                any.then(|| raw_name(table))
+            })
+            .collect();
+        let schemas = match &header.format {
+            Format::Arrow(schema) => vec![schema.clone()],
+            _ => (0..read.len())
+                .map(|t| schema_of(t, &read[t], &groups, &maps, raw[t].as_deref()))
+                .collect(),
+        };
+        let read_groups = groups
+            .iter()
+            .zip(&verbatim)
+            .map(|(g, &v)| read_meta(g, &maps[g.table], v))
+            .collect();
         Ok(Self {
             data,
             level: header.level,
-            tables,
+            tables: read,
             header_len: header.len,
-            groups,
+            groups: read_groups,
+            stored_tables: tables,
+            stored: groups,
+            maps,
+            verbatim,
+            raw,
             schemas,
             arrow: matches!(header.format, Format::Arrow(_)),
             memory: glyd_core::DEFAULT_MEMORY_LIMIT,
@@ -275,12 +319,13 @@ impl ArchiveReader {
             })
     }
 
-    /// Row group `group`'s header and bytes.
+    /// Row group `group` as stored, and its bytes, once its decoding is known to fit the
+    /// memory limit.
     fn group(&self, group: usize) -> Result<(&RowGroupMeta, &[u8])> {
-        let g = self.groups.get(group).ok_or_else(|| {
+        let g = self.stored.get(group).ok_or_else(|| {
             Error::Request(format!(
                 "row group {group} out of range (the archive has {})",
-                self.groups.len()
+                self.stored.len()
             ))
         })?;
         let src = &self.data[g.offset as usize..g.end as usize];
@@ -288,10 +333,28 @@ impl ArchiveReader {
         Ok((g, src))
     }
 
+    /// The stored column of row group `g` (stored) that column `column` of its table reads
+    /// from: `Ok(None)` where the row group lacks it or it is the verbatim-records column.
+    fn stored_column(&self, g: &RowGroupMeta, column: usize) -> Result<Option<usize>> {
+        let map = &self.maps[g.table];
+        let raw = self.raw[map.table].is_some() as usize;
+        match map.columns.get(column) {
+            Some(c) => Ok(*c),
+            None if column < map.columns.len() + raw => Ok(None),
+            None => Err(Error::Request(format!(
+                "column {column} does not exist (the table has {})",
+                map.columns.len() + raw
+            ))),
+        }
+    }
+
     /// How column `column` of row group `group` is coded (decodes at most two small streams).
     pub fn coding(&self, group: usize, column: usize) -> Result<crate::column::Coding> {
         let (g, src) = self.group(group)?;
-        crate::rowgroup::column_coding(src, g, column)
+        match self.stored_column(g, column)? {
+            Some(c) => crate::rowgroup::column_coding(src, g, c),
+            None => Ok(crate::column::Coding::Plain),
+        }
     }
 
     /// The distinct values of column `column` of row group `group` when that chunk is
@@ -299,8 +362,11 @@ impl ArchiveReader {
     /// it is coded another way.
     pub fn dictionary(&self, group: usize, column: usize) -> Result<Option<Vec<Vec<u8>>>> {
         let (g, src) = self.group(group)?;
-        let e = self.tables[g.table].escapes();
-        let Some(mut entries) = crate::rowgroup::chunk_dictionary(src, g, column)? else {
+        let Some(c) = self.stored_column(g, column)? else {
+            return Ok(None);
+        };
+        let e = self.stored_tables[g.table].escapes();
+        let Some(mut entries) = crate::rowgroup::chunk_dictionary(src, g, c)? else {
             return Ok(None);
         };
         if entries.iter().any(|v| e.in_bytes(v)) {
@@ -315,8 +381,32 @@ impl ArchiveReader {
         Ok(Some(entries))
     }
 
+    /// The verbatim records of row group `group` (input no shredder could represent
+    /// exactly), each its text without its line end; they read as rows of the table's `_raw`
+    /// column.
+    pub fn verbatim(&self, group: usize) -> Result<Vec<Vec<u8>>> {
+        if self.verbatim.get(group).copied().unwrap_or(0) == 0 {
+            return Ok(Vec::new());
+        }
+        let (g, src) = self.group(group)?;
+        let ex = crate::rowgroup::verbatim(src, g)?;
+        Ok((0..ex.len())
+            .map(|i| {
+                let t = ex.get(i);
+                let t = t.strip_suffix(b"\n").unwrap_or(t);
+                t.strip_suffix(b"\r").unwrap_or(t).to_vec()
+            })
+            .collect())
+    }
+
+    /// How many of row group `group`'s rows are verbatim records.
+    pub fn verbatim_rows(&self, group: usize) -> u64 {
+        self.verbatim.get(group).copied().unwrap_or(0)
+    }
+
     /// One batch per row group in `groups` (all of one table), holding the columns in
-    /// `projection` (all when `None`), decoding only those columns' chunks.
+    /// `projection` (all when `None`), decoding only those columns' chunks; a row group's
+    /// verbatim records are rows after its others.
     pub fn read(
         &self,
         projection: Option<&[usize]>,
@@ -337,73 +427,53 @@ impl ArchiveReader {
         }
         let cols: Vec<usize> = match projection {
             Some(p) => p.to_vec(),
-            None => (0..self.tables[table].dialect.columns).collect(),
+            None => (0..self.schemas[table].fields().len()).collect(),
         };
-        let full = &self.schemas[table];
         let schema = Arc::new(
-            full.project(&cols)
+            self.schemas[table]
+                .project(&cols)
                 .map_err(|e| Error::Request(e.to_string()))?,
         );
         let mut batches = Vec::with_capacity(metas.len());
-        for run in self.runs(metas, usize::MAX)? {
-            batches.extend(self.read_run(&metas[run], &cols, &schema)?);
+        let stored = &self.stored[groups.clone()];
+        for run in self.runs(stored, usize::MAX)? {
+            let first = groups.start + run.start;
+            let run: Vec<usize> = (first..first + run.len()).collect();
+            let read: Vec<Result<RecordBatch>> = run
+                .par_iter()
+                .map(|&g| {
+                    let parts: Vec<RecordBatch> = self
+                        .group_batches(Some(&cols), g, usize::MAX, false, false)?
+                        .collect::<Result<_>>()?;
+                    arrow_select::concat::concat_batches(&schema, &parts).map_err(|e| {
+                        Error::corrupt("row group", self.stored[g].offset, e.to_string())
+                    })
+                })
+                .collect();
+            for b in read {
+                batches.push(b?);
+            }
         }
         Ok(batches)
     }
 
-    /// [`ArchiveReader::read`] of row groups `metas` decoded together, in parallel.
-    fn read_run(
-        &self,
-        metas: &[RowGroupMeta],
-        cols: &[usize],
-        schema: &SchemaRef,
-    ) -> Result<Vec<RecordBatch>> {
-        let full = &self.schemas[metas.first().map_or(0, |g| g.table)];
-        metas
-            .par_iter()
-            .map(|g| {
-                let src = &self.data[g.offset as usize..g.end as usize];
-                let columns = self.decode_for_arrow(src, g, cols, true)?;
-                let rows = g.rows as usize;
-                let e = self.tables[g.table].escapes();
-                let arrays = columns
-                    .iter()
-                    .zip(cols)
-                    .zip(escaped_columns(&columns, e))
-                    .map(|((c, &i), escaped)| {
-                        let target = full.field(i).data_type();
-                        if self.arrow {
-                            crate::column::to_target(c, rows, target)
-                        } else if escaped {
-                            Ok(escapes::unescape_array(c.to_arrow(rows, target)?, e))
-                        } else {
-                            c.to_arrow(rows, target)
-                        }
-                    })
-                    .collect::<Result<Vec<_>>>()?;
-                RecordBatch::try_new(schema.clone(), arrays)
-                    .map_err(|e| Error::corrupt("row group", g.offset, e.to_string()))
-            })
-            .collect()
-    }
-
-    /// Columns `cols` of row group `g` (bytes `src`), decoded to be read as Arrow arrays of
-    /// the table's schema: integer and decimal chunks keep their planes (see
-    /// `Planes`) except where the schema reads the column as text (its row groups
-    /// disagree on its kind), which is spelled from its values.
+    /// Columns `cols` (stored column numbers) of stored row group `g` (bytes `src`), decoded
+    /// to be read as Arrow arrays of types `targets`: integer and decimal chunks keep their
+    /// planes (see `Planes`) except where the type is another (the table's row groups
+    /// disagree on the column's kind), when it is spelled from its values.
     fn decode_for_arrow(
         &self,
         src: &[u8],
         g: &RowGroupMeta,
         cols: &[usize],
+        targets: &[&DataType],
         parallel: bool,
     ) -> Result<Vec<Column>> {
         let mut columns =
             crate::rowgroup::decode_columns(src, g, Some(cols), parallel, !self.arrow)?;
-        let schema = &self.schemas[g.table];
-        for (c, &i) in columns.iter_mut().zip(cols) {
+        for (c, target) in columns.iter_mut().zip(targets) {
             if let Column::Typed { kind, .. } = c {
-                if kind.data_type() != *schema.field(i).data_type() {
+                if kind.data_type() != **target {
                     c.decode_planes()?;
                 }
             }
@@ -412,12 +482,12 @@ impl ArchiveReader {
     }
 
     /// Row group `group`'s columns in `projection` (all when `None`) as batches of at most
-    /// `batch_rows` rows; with `string_views`, Utf8 columns come as Utf8View (as DataFusion's
-    /// own Parquet scans read strings: cheaper to make from a dictionary, and to group by).
-    /// The chunks decode once, here, in parallel on the current rayon pool; each batch's
-    /// Arrow arrays are made when the iterator yields it, so a query reads them while they
-    /// are still in cache (rather than slices of arrays for the whole row group, long since
-    /// evicted).
+    /// `batch_rows` rows, its verbatim records last; with `string_views`, Utf8 columns come as
+    /// Utf8View (as DataFusion's own Parquet scans read strings: cheaper to make from a
+    /// dictionary, and to group by). The chunks decode once, here, in parallel on the current
+    /// rayon pool; each batch's Arrow arrays are made when the iterator yields it, so a query
+    /// reads them while they are still in cache (rather than slices of arrays for the whole
+    /// row group, long since evicted).
     pub fn read_batches(
         &self,
         projection: Option<&[usize]>,
@@ -450,25 +520,47 @@ impl ArchiveReader {
         parallel: bool,
     ) -> Result<GroupBatches> {
         let (g, src) = self.group(group)?;
+        let table = self.maps[g.table].table;
         let cols: Vec<usize> = match projection {
             Some(p) => p.to_vec(),
-            None => (0..self.tables[g.table].dialect.columns).collect(),
+            None => (0..self.schemas[table].fields().len()).collect(),
         };
-        let stored = self.schemas[g.table]
+        let read = self.schemas[table]
             .project(&cols)
             .map_err(|e| Error::Request(e.to_string()))?;
         let schema = Arc::new(if string_views {
-            with_string_views(&stored)
+            with_string_views(&read)
         } else {
-            stored.clone()
+            read.clone()
         });
+        // Each output column: a stored column decoded, or nulls (the row group lacks it, or it
+        // is the verbatim-records column, null in every row but those).
+        let raw = self.tables[table].dialect.columns;
+        let mut wanted = Vec::new();
+        let mut outputs = Vec::with_capacity(cols.len());
+        for &c in &cols {
+            match self.stored_column(g, c)? {
+                Some(s) => {
+                    outputs.push(Output::Decoded(wanted.len()));
+                    wanted.push(s);
+                }
+                None if c == raw && self.raw[table].is_some() => outputs.push(Output::Raw),
+                None => outputs.push(Output::Nulls),
+            }
+        }
+        let targets: Vec<&DataType> = outputs
+            .iter()
+            .zip(read.fields())
+            .filter(|(o, _)| matches!(o, Output::Decoded(_)))
+            .map(|(_, f)| f.data_type())
+            .collect();
         let rows = g.rows as usize;
-        let mut columns = self.decode_for_arrow(src, g, &cols, parallel)?;
+        let mut columns = self.decode_for_arrow(src, g, &wanted, &targets, parallel)?;
         // Arrow tables' columns convert whole (their chunks are Arrow IPC), then slice.
         let whole = if self.arrow {
             let arrays = columns
                 .iter()
-                .zip(stored.fields().iter().zip(schema.fields()))
+                .zip(read.fields().iter().zip(schema.fields()))
                 .map(|(c, (s, f))| {
                     let a = crate::column::to_target(c, rows, s.data_type())?;
                     match s.data_type() == f.data_type() {
@@ -483,12 +575,17 @@ impl ArchiveReader {
         } else {
             None
         };
-        let escapes = self.tables[g.table].escapes();
+        let escapes = self.stored_tables[g.table].escapes();
+        let verbatim = match self.raw[table].is_some() {
+            true => self.verbatim(group)?,
+            false => Vec::new(),
+        };
         Ok(GroupBatches {
             cursors: columns.iter().map(|_| Default::default()).collect(),
             escaped: escaped_columns(&columns, escapes),
             escapes,
             columns,
+            outputs,
             whole,
             schema,
             rows,
@@ -496,6 +593,7 @@ impl ArchiveReader {
             next_row: 0,
             batch_rows: batch_rows.max(1),
             offset: g.offset,
+            verbatim,
         })
     }
 
@@ -512,10 +610,10 @@ impl ArchiveReader {
             // Each row group's bytes go out a piece at a time, while they are in cache.
             let mut buf = Vec::new();
             let mut write = |piece: &[u8]| out.write_all(piece).map_err(Error::from);
-            for g in &self.groups {
+            for g in &self.stored {
                 let src = &self.data[g.offset as usize..g.end as usize];
                 crate::rowgroup::check_need(src, g, self.memory)?;
-                let d = &self.tables[g.table].dialect;
+                let d = &self.stored_tables[g.table].dialect;
                 crate::rowgroup::rebuild_passing(src, g, d, &mut buf, &mut write)?;
                 total += g.input_len;
             }
@@ -523,15 +621,15 @@ impl ArchiveReader {
         }
         // One output buffer per thread, reused: a fresh one would be faulted in page by page.
         let mut bufs: Vec<Vec<u8>> = vec![Vec::new(); threads];
-        for run in self.runs(&self.groups, threads)? {
-            let batch = &self.groups[run];
+        for run in self.runs(&self.stored, threads)? {
+            let batch = &self.stored[run];
             batch
                 .par_iter()
                 .zip(bufs.par_iter_mut())
                 .map(|(g, buf)| {
                     buf.clear();
                     let src = &self.data[g.offset as usize..g.end as usize];
-                    crate::rowgroup::rebuild(src, g, &self.tables[g.table].dialect, buf)
+                    crate::rowgroup::rebuild(src, g, &self.stored_tables[g.table].dialect, buf)
                 })
                 .collect::<Result<()>>()?;
             for p in &bufs[..batch.len()] {
@@ -546,27 +644,6 @@ impl ArchiveReader {
     pub fn header_len(&self) -> usize {
         self.header_len
     }
-}
-
-/// Each column's Arrow type in table `table`: its kind's when every row group of the table
-/// with rows agrees, else Utf8.
-fn schema_of(table: usize, d: &Dialect, groups: &[RowGroupMeta]) -> SchemaRef {
-    let fields: Vec<Field> = (0..d.columns)
-        .map(|i| {
-            let mut kinds = groups
-                .iter()
-                .filter(|g| g.table == table && g.rows > 0)
-                .map(|g| g.columns[i].kind);
-            let first = kinds.next().unwrap_or(Kind::Text);
-            let kind = if kinds.all(|k| k == first) {
-                first
-            } else {
-                Kind::Text
-            };
-            Field::new(d.names[i].clone(), kind.data_type(), true)
-        })
-        .collect();
-    Arc::new(Schema::new(fields))
 }
 
 /// `schema` with its Utf8 fields as Utf8View.
@@ -594,13 +671,26 @@ fn escaped_columns(columns: &[Column], e: Escapes) -> Vec<bool> {
         .collect()
 }
 
-/// The batches of one row group ([`ArchiveReader::read_batches`]).
+/// Where a batch's column comes from.
+enum Output {
+    /// The decoded column of this number.
+    Decoded(usize),
+    /// Nulls: the row group lacks the column.
+    Nulls,
+    /// The verbatim-records column: null in the rows, each record's text in the rows after.
+    Raw,
+}
+
+/// The batches of one row group ([`ArchiveReader::read_batches`]): its rows, then a batch of
+/// its verbatim records.
 pub struct GroupBatches {
     columns: Vec<Column>,
+    /// Each output column's source.
+    outputs: Vec<Output>,
     /// The columns whose values hold the table's `escapes` (undone in each batch).
     escaped: Vec<bool>,
     escapes: Escapes,
-    /// Where each column's next batch begins (see [`Column::to_arrow_rows`]).
+    /// Where each column's next batch begins (see `Column::to_arrow_rows`).
     cursors: Vec<RowCursor>,
     /// An Arrow table's arrays, converted whole.
     whole: Option<Vec<arrow_array::ArrayRef>>,
@@ -612,6 +702,8 @@ pub struct GroupBatches {
     batch_rows: usize,
     /// The row group's offset in the archive, for errors.
     offset: u64,
+    /// The verbatim records not yet yielded.
+    verbatim: Vec<Vec<u8>>,
 }
 
 impl GroupBatches {
@@ -620,12 +712,16 @@ impl GroupBatches {
     /// distinct value (escapes undone), a templated chunk's once per template where that
     /// settles it; null rows go. Batches then hold only the rows kept, and a batch's worth of
     /// rows none of which is kept is never made. Returns whether it applied: `false` (every
-    /// row kept) where the chunk is coded neither way.
+    /// row kept) where the chunk is coded neither way. Verbatim records are kept (their values
+    /// are null: the query's own filter judges them).
     pub fn keep_only(&mut self, column: usize, test: &TextTest) -> bool {
         let e = self.escapes;
-        let escaped = self.escaped.get(column).copied().unwrap_or(true);
-        let passing = match self.columns.get(column) {
-            Some(c) => c.rows_passing(|v| escapes::as_read(e, v), escaped, test),
+        let Some(Output::Decoded(c)) = self.outputs.get(column) else {
+            return false;
+        };
+        let escaped = self.escaped.get(*c).copied().unwrap_or(true);
+        let passing = match self.columns.get(*c) {
+            Some(col) => col.rows_passing(|v| escapes::as_read(e, v), escaped, test),
             None => None,
         };
         let Some(passing) = passing.filter(|p| p.len() == self.rows) else {
@@ -641,7 +737,33 @@ impl GroupBatches {
 
     /// Rows of the row group that its batches hold.
     pub fn rows_kept(&self) -> usize {
-        self.keep.as_ref().map_or(self.rows, |k| k.count_set_bits())
+        self.keep.as_ref().map_or(self.rows, |k| k.count_set_bits()) + self.verbatim.len()
+    }
+
+    /// The batch of the verbatim records: null in every column but the records' own.
+    fn verbatim_batch(&mut self) -> Result<RecordBatch> {
+        let texts = std::mem::take(&mut self.verbatim);
+        let n = texts.len();
+        let arrays = self
+            .outputs
+            .iter()
+            .zip(self.schema.fields())
+            .map(|(o, f)| match o {
+                Output::Raw => {
+                    let values = texts.iter().map(|t| Some(String::from_utf8_lossy(t)));
+                    match f.data_type() {
+                        DataType::Utf8View => {
+                            Arc::new(StringViewArray::from_iter(values)) as ArrayRef
+                        }
+                        _ => Arc::new(StringArray::from_iter(values)) as ArrayRef,
+                    }
+                }
+                _ => arrow_array::new_null_array(f.data_type(), n),
+            })
+            .collect();
+        let opts = arrow_array::RecordBatchOptions::new().with_row_count(Some(n));
+        RecordBatch::try_new_with_options(self.schema.clone(), arrays, &opts)
+            .map_err(|e| Error::corrupt("row group", self.offset, e.to_string()))
     }
 }
 
@@ -651,7 +773,7 @@ impl Iterator for GroupBatches {
     fn next(&mut self) -> Option<Result<RecordBatch>> {
         let (range, kept) = loop {
             if self.next_row >= self.rows {
-                return None;
+                return (!self.verbatim.is_empty()).then(|| self.verbatim_batch());
             }
             let range = self.next_row..(self.next_row + self.batch_rows).min(self.rows);
             self.next_row = range.end;
@@ -673,20 +795,40 @@ impl Iterator for GroupBatches {
                 .iter()
                 .map(|a| a.slice(range.start, range.len()))
                 .collect()),
-            None => self
-                .columns
-                .iter()
-                .zip(&mut self.cursors)
-                .zip(self.schema.fields())
-                .zip(&self.escaped)
-                .map(|(((c, cursor), f), &escaped)| {
-                    let a = c.to_arrow_rows(self.rows, range.clone(), cursor, f.data_type())?;
-                    Ok(match escaped {
-                        true => escapes::unescape_array(a, self.escapes),
-                        false => a,
+            None => {
+                // Each decoded column's arrays for the range, in order, then placed.
+                let mut decoded = Vec::with_capacity(self.columns.len());
+                let types = self
+                    .outputs
+                    .iter()
+                    .zip(self.schema.fields())
+                    .filter_map(|(o, f)| matches!(o, Output::Decoded(_)).then_some(f.data_type()));
+                for (((c, cursor), t), &escaped) in self
+                    .columns
+                    .iter()
+                    .zip(&mut self.cursors)
+                    .zip(types)
+                    .zip(&self.escaped)
+                {
+                    decoded.push(
+                        c.to_arrow_rows(self.rows, range.clone(), cursor, t).map(
+                            |a| match escaped {
+                                true => escapes::unescape_array(a, self.escapes),
+                                false => a,
+                            },
+                        ),
+                    );
+                }
+                let mut decoded = decoded.into_iter();
+                self.outputs
+                    .iter()
+                    .zip(self.schema.fields())
+                    .map(|(o, f)| match o {
+                        Output::Decoded(_) => decoded.next().expect("one array a decoded column"),
+                        _ => Ok(arrow_array::new_null_array(f.data_type(), range.len())),
                     })
-                })
-                .collect::<Result<Vec<_>>>(),
+                    .collect::<Result<Vec<_>>>()
+            }
         };
         let corrupt =
             |e: arrow_schema::ArrowError| Error::corrupt("row group", self.offset, e.to_string());
@@ -705,6 +847,7 @@ impl Iterator for GroupBatches {
         if batch.is_err() {
             // One error ends the row group.
             self.next_row = self.rows;
+            self.verbatim.clear();
         }
         Some(batch)
     }

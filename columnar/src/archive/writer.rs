@@ -12,7 +12,7 @@ use rayon::prelude::*;
 
 use super::format::{footer_bytes, header_bytes, table_bytes, Entry};
 use crate::error::{Error, Result};
-use crate::model::{Format, Table};
+use crate::model::{Dialect, Format, Style, Table};
 use crate::shred::sql_dump::Segmenter;
 
 /// Default input bytes per row group.
@@ -47,6 +47,9 @@ pub struct RecordWriter<W: Write> {
     defined: usize,
     /// Splits a SQL dump into tables; `None` for one table of delimited records.
     segmenter: Option<Segmenter>,
+    /// The table new row groups are cut for (not a SQL dump's): JSON lines grow it, a table
+    /// of the same name with more columns, as new keys appear.
+    current: usize,
     opts: WriteOptions,
     threads: usize,
     pool: Option<rayon::ThreadPool>,
@@ -109,6 +112,13 @@ fn cut(
     (pieces, start)
 }
 
+/// The bytes of lines with one key set in a row that make a row group of their own in a JSON
+/// lines stream whose key sets change (see `key_set_breaks`): enough rows that a row group of
+/// them codes well alone, and a quarter of a row group at most.
+fn key_set_run(row_group_size: usize) -> usize {
+    (row_group_size / 4).min(64 << 10)
+}
+
 /// Checks `opts` and makes the writer's own pool of exactly `opts.threads` workers (all cores
 /// for 0): row groups and their columns encode on it (`-T 1` really is one thread).
 fn workers(opts: &WriteOptions) -> Result<(usize, Option<rayon::ThreadPool>)> {
@@ -143,6 +153,7 @@ impl<W: Write> RecordWriter<W> {
             tables: vec![super::format::first_table(&format)],
             defined: 1,
             segmenter: (format == Format::SqlDump).then(Segmenter::default),
+            current: 0,
             opts: opts.clone(),
             threads,
             pool,
@@ -162,15 +173,26 @@ impl<W: Write> RecordWriter<W> {
     /// Encodes whole row groups from the pending input; with `all`, everything pending (the
     /// input has ended), otherwise only up to the last line end.
     fn encode_pending(&mut self, all: bool) -> Result<()> {
+        let size = self.opts.row_group_size;
         let (segments, whole) = match &mut self.segmenter {
-            None => (vec![(0, 0..self.pending.len())], Vec::new()),
+            None if self.tables[self.current].dialect.style == Style::Json => {
+                // Row groups end where one long run of a key set gives way to another.
+                let mut at = 0;
+                let mut segments = Vec::new();
+                for b in crate::shred::json::key_set_breaks(&self.pending, key_set_run(size)) {
+                    segments.push((self.current, at..b));
+                    at = b;
+                }
+                segments.push((self.current, at..self.pending.len()));
+                (segments, Vec::new())
+            }
+            None => (vec![(self.current, 0..self.pending.len())], Vec::new()),
             Some(seg) => {
                 seg.scan(&self.pending, all);
                 self.tables.clone_from(&seg.tables);
                 (seg.segments(), seg.statements().to_vec())
             }
         };
-        let size = self.opts.row_group_size;
         let mut pieces: Vec<(usize, Range<usize>)> = Vec::new();
         let mut consumed = 0;
         let last = segments.len().saturating_sub(1);
@@ -182,7 +204,7 @@ impl<W: Write> RecordWriter<W> {
         }
         let (level, tables) = (self.opts.level, &self.tables);
         let src = &self.pending;
-        let encode = || -> Vec<Vec<u8>> {
+        let encode = || -> Vec<crate::rowgroup::Encoded> {
             pieces
                 .par_iter()
                 .map(|(t, r)| {
@@ -200,30 +222,79 @@ impl<W: Write> RecordWriter<W> {
             Some(p) => p.install(encode),
             None => encode(),
         };
-        let columns: Vec<usize> = self.tables.iter().map(|t| t.dialect.columns).collect();
         for ((table, r), g) in pieces.iter().zip(groups) {
+            // A row group with columns its table lacks goes to a table that has them.
+            let (table, bytes) = match g.added.is_empty() {
+                true => (*table, g.bytes),
+                false => {
+                    let t = self.grown_table(*table, &g.added);
+                    (t, crate::rowgroup::with_table(&g.bytes, t)?)
+                }
+            };
             // A table is defined just before its first row group.
-            while self.defined <= *table {
+            while self.defined <= table {
                 let def = table_bytes(&self.tables[self.defined]);
                 self.inner.write_all(&def)?;
                 self.written += def.len() as u64;
                 self.defined += 1;
             }
-            let meta = crate::rowgroup::parse_header(&g, self.written, &columns)?;
+            let columns: Vec<usize> = self.tables.iter().map(|t| t.dialect.columns).collect();
+            let meta = crate::rowgroup::parse_header(&bytes, self.written, &columns)?;
             self.entries.push(Entry {
                 offset: self.written,
-                table: *table,
+                table,
                 rows: meta.rows,
                 input_len: r.len() as u64,
             });
-            self.inner.write_all(&g)?;
-            self.written += g.len() as u64;
+            self.inner.write_all(&bytes)?;
+            self.written += bytes.len() as u64;
         }
         self.pending.drain(..consumed);
         if let Some(seg) = &mut self.segmenter {
             seg.consumed(consumed);
         }
         Ok(())
+    }
+
+    /// The table of table `base`'s name and dialect with columns `added` after its own,
+    /// defined anew unless there is one; later row groups are cut for the table of every
+    /// column so far.
+    fn grown_table(&mut self, base: usize, added: &[String]) -> usize {
+        let name = self.tables[base].name.clone();
+        let dialect = self.tables[base].dialect.with_added(added);
+        let t = self.table_of(&name, dialect);
+        // The widest so far: the current table's columns, then any new ones of `t`.
+        let current = &self.tables[self.current].dialect;
+        let more: Vec<String> = self.tables[t]
+            .dialect
+            .names
+            .iter()
+            .filter(|n| !current.names.contains(n))
+            .cloned()
+            .collect();
+        if !more.is_empty() {
+            let widest = current.with_added(&more);
+            self.current = self.table_of(&name, widest);
+        }
+        t
+    }
+
+    /// The index of the table `name` laid out as `dialect`, added if there is none.
+    fn table_of(&mut self, name: &str, dialect: Dialect) -> usize {
+        match self
+            .tables
+            .iter()
+            .position(|t| t.name == name && t.dialect == dialect)
+        {
+            Some(t) => t,
+            None => {
+                self.tables.push(Table {
+                    name: name.to_string(),
+                    dialect,
+                });
+                self.tables.len() - 1
+            }
+        }
     }
 
     /// Writes the remaining row groups and the footer; returns the inner writer.

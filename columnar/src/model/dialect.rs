@@ -116,6 +116,14 @@ impl Dialect {
         }
     }
 
+    /// This dialect with columns `added` after its own (keys new to a JSON lines table).
+    pub fn with_added(&self, added: &[String]) -> Dialect {
+        let mut d = self.clone();
+        d.columns += added.len();
+        d.names.extend(added.iter().cloned());
+        d
+    }
+
     pub fn encode(&self, out: &mut Vec<u8>) {
         out.push(self.delimiter);
         out.push(match self.style {

@@ -13,6 +13,9 @@ pub struct Shredded {
     pub exceptions: Exceptions,
     /// JSON lines: each row's shape (empty for delimited text).
     pub shapes: super::shapes::Shapes,
+    /// Names of the columns past the dialect's (keys the dialect did not name, JSON lines
+    /// only), in the order of `columns`.
+    pub added: Vec<String>,
 }
 
 impl Shredded {

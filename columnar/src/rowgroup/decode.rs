@@ -315,6 +315,72 @@ fn check_rebuilt(meta: &RowGroupMeta, len: usize, sum: u32) -> Result<()> {
     Ok(())
 }
 
+/// How many verbatim records (exceptions) row group `meta` holds: the entries of its exception
+/// index, which alone is decoded.
+pub fn verbatim_count(src: &[u8], meta: &RowGroupMeta) -> Result<u64> {
+    let index: Vec<StreamMeta> = meta
+        .row_streams
+        .iter()
+        .filter(|s| s.role == RowRole::ExceptionIndex as u8)
+        .cloned()
+        .collect();
+    if let Some(s) = index.first() {
+        // Counted when an archive is opened, before any memory limit is set: an index that
+        // declares more than a quarter of the default limit is refused.
+        let at = (s.offset - meta.offset) as usize;
+        let declared = glyd_core::chunk::declared_size(&src[at.min(src.len())..], s.offset)?;
+        let bound = glyd_core::DEFAULT_MEMORY_LIMIT / 4;
+        if declared > bound {
+            return Err(glyd_core::Error::MemoryLimit {
+                what: "exception index",
+                offset: s.offset,
+                needed: declared,
+                limit: bound,
+            }
+            .into());
+        }
+    }
+    let Some((_, head)) = decode_streams(src, meta.offset, &index, chunk_limit(meta))?.pop() else {
+        return Ok(0);
+    };
+    let mut c = Cursor::new(&head, meta.offset, "exception index");
+    let mut n = 0;
+    while !c.is_empty() {
+        c.varint()?;
+        c.varint()?;
+        n += 1;
+    }
+    Ok(n)
+}
+
+/// The verbatim records (exceptions) of row group `meta`, in order.
+pub fn verbatim(src: &[u8], meta: &RowGroupMeta) -> Result<Exceptions> {
+    let wanted: Vec<StreamMeta> = meta
+        .row_streams
+        .iter()
+        .filter(|s| {
+            s.role == RowRole::ExceptionIndex as u8 || s.role == RowRole::ExceptionBytes as u8
+        })
+        .cloned()
+        .collect();
+    let mut streams = decode_streams(src, meta.offset, &wanted, chunk_limit(meta))?;
+    let mut take = |role: RowRole| {
+        streams
+            .iter_mut()
+            .find(|(r, _)| *r == role as u8)
+            .map(|(_, b)| std::mem::take(b))
+    };
+    match (take(RowRole::ExceptionIndex), take(RowRole::ExceptionBytes)) {
+        (None, None) => Ok(Exceptions::default()),
+        (Some(i), b) => Exceptions::decode(&i, b.unwrap_or_default(), meta.rows),
+        (None, Some(_)) => Err(Error::corrupt(
+            "row group",
+            meta.offset,
+            "exception bytes without an exception index",
+        )),
+    }
+}
+
 /// Rebuilds the row group's input into `out` (see [`Rebuilt`]).
 fn rebuild_into(src: &[u8], meta: &RowGroupMeta, d: &Dialect, out: &mut Rebuilt) -> Result<()> {
     let columns = decode_columns(src, meta, None, true, false)?;

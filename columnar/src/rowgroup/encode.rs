@@ -14,30 +14,67 @@ use crate::column::Link;
 use crate::error::{Error, Result};
 use crate::escapes::{self, Escapes};
 use crate::model::{Dialect, Kind, RawColumn, Role, Stats, LF};
-use crate::wire::put_varint;
+use crate::wire::{put_varint, Cursor};
 
 /// Shreds, codes and compresses one row group of `src` (whole records of table number
-/// `table`, laid out as `d`), returning its bytes as they go into the archive (tag first).
-/// Verifies the result rebuilds to `src`.
+/// `table`, laid out as `d`), returning its bytes as they go into the archive (tag first) and
+/// the columns it added to `d`. Verifies the result rebuilds to `src`.
 /// `escapes`: those of the table's text values (see [`crate::escapes`]).
-pub fn encode(src: &[u8], table: usize, d: &Dialect, escapes: Escapes, level: Level) -> Vec<u8> {
+pub fn encode(src: &[u8], table: usize, d: &Dialect, escapes: Escapes, level: Level) -> Encoded {
     let shredded = crate::shred::shred(src, d);
     let empty_is_null = d.style.empty_is_null();
+    let grown = d.with_added(&shredded.added);
     let out = encode_shredded(src, table, &shredded, empty_is_null, escapes, level);
-    match verify(&out, src, table, d) {
-        Ok(()) => out,
+    match verify(&out, src, table, &grown) {
+        Ok(()) => Encoded {
+            bytes: out,
+            added: shredded.added,
+        },
         Err(_) => {
-            // Not expected; but whatever went wrong, the input is kept whole.
+            // Not expected; but whatever went wrong, the input is kept, a line at a time.
             let mut verbatim = crate::model::Shredded {
                 columns: vec![Default::default(); d.columns],
                 ..Default::default()
             };
-            if !src.is_empty() {
-                verbatim.exceptions.push(0, src);
+            for line in src.split_inclusive(|&c| c == b'\n') {
+                verbatim.exceptions.push(0, line);
             }
-            encode_shredded(src, table, &verbatim, empty_is_null, escapes, level)
+            Encoded {
+                bytes: encode_shredded(src, table, &verbatim, empty_is_null, escapes, level),
+                added: Vec::new(),
+            }
         }
     }
+}
+
+/// A row group as [`encode`] made it.
+pub struct Encoded {
+    /// The row group's bytes, tag first.
+    pub bytes: Vec<u8>,
+    /// Names of the columns it has past its dialect's (JSON keys the dialect did not name):
+    /// it belongs to a table of the dialect with these added.
+    pub added: Vec<String>,
+}
+
+/// `group` (a row group's bytes, as [`encode`] made them) moved to table number `table`: its
+/// header says so, with its length and checksum made again; the chunks are unchanged.
+pub fn with_table(group: &[u8], table: usize) -> Result<Vec<u8>> {
+    let mut c = Cursor::new(group, 0, "row group");
+    c.u8()?;
+    let header = c.prefixed()?;
+    c.bytes(4)?;
+    let chunks = &group[c.offset() as usize..];
+    let mut h = Cursor::new(header, 0, "row group header");
+    h.varint()?;
+    let mut body = Vec::with_capacity(header.len() + 8);
+    put_varint(&mut body, table as u64);
+    body.extend_from_slice(&header[h.offset() as usize..]);
+    let mut out = vec![TAG_ROW_GROUP];
+    put_varint(&mut out, body.len() as u64);
+    out.extend_from_slice(&body);
+    out.extend_from_slice(&glyd_core::checksum(&body).to_le_bytes());
+    out.extend_from_slice(chunks);
+    Ok(out)
 }
 
 /// Codes one row group of an Arrow table (see `column::arrow_table`): `batch`'s columns,

@@ -8,8 +8,9 @@ mod meta;
 
 pub use decode::{
     check_need, chunk_dictionary, column_coding, decode_columns, rebuild, rebuild_passing,
+    verbatim, verbatim_count,
 };
-pub use encode::{encode, encode_batch};
+pub use encode::{encode, encode_batch, with_table, Encoded};
 pub use meta::{
     parse_header, ColumnMeta, RowGroupMeta, RowRole, StreamMeta, MAX_INPUT, TAG_END, TAG_ROW_GROUP,
     TAG_TABLE,

@@ -381,7 +381,7 @@ fn sniff_among(
     }
     let (delimiter, columns, _) = best?;
     // A header: a first record of the right width whose fields are distinct, non-empty names,
-    // none of which reads as a number or a date.
+    // none of which reads as a number, a date or a timestamp.
     let mut header = None;
     let mut names: Vec<String> = (1..=columns).map(|i| format!("c{i}")).collect();
     if let Record::Row { next, .. } = parse_record(
@@ -399,6 +399,7 @@ fn sniff_among(
                 && crate::spelling::parse_int(v).is_none()
                 && crate::spelling::parse_decimal(v).is_none()
                 && crate::spelling::parse_date(v).is_none()
+                && crate::spelling::parse_timestamp(v).is_none()
                 && std::str::from_utf8(v).is_ok()
                 && !v.contains(&b'"')
         };

@@ -136,6 +136,53 @@ fn parse_object(b: &[u8], members: &mut Vec<Member>) -> Option<usize> {
     }
 }
 
+/// A line's set of top-level keys as a number, the same for the same keys in any order;
+/// `None` when the line is not one JSON object.
+fn key_set(line: &[u8], members: &mut Vec<Member>) -> Option<u64> {
+    use std::hash::BuildHasher;
+    parse_object(line, members)?;
+    Some(members.iter().fold(members.len() as u64, |sum, m| {
+        sum.wrapping_add(rustc_hash::FxBuildHasher.hash_one(&line[m.key.clone()]))
+    }))
+}
+
+/// Where the whole lines `src` pass from one key set to another, each held by lines of at
+/// least `run` bytes in a row (lines between such runs, and lines that are not objects, go
+/// with the run before them). A stream that carries several sources in turns (a shipper's
+/// batches, or keys that appear for good) is cut there, so that each row group codes one
+/// source's columns as they would code apart: types, links between columns, dictionaries.
+pub fn key_set_breaks(src: &[u8], run: usize) -> Vec<usize> {
+    let mut members = Vec::new();
+    let mut breaks = Vec::new();
+    // The key set of the last long run, and the run being read: its key set and start.
+    let mut long: Option<u64> = None;
+    let mut current: Option<(u64, usize)> = None;
+    let mut at = 0;
+    let mut end_run = |current: Option<(u64, usize)>, end: usize, breaks: &mut Vec<usize>| {
+        if let Some((set, start)) = current {
+            if end - start >= run {
+                if long.is_some_and(|l| l != set) {
+                    breaks.push(start);
+                }
+                long = Some(set);
+            }
+        }
+    };
+    while at < src.len() {
+        let end = memchr::memchr(b'\n', &src[at..]).map_or(src.len(), |i| at + i + 1);
+        let line = src[at..end].strip_suffix(b"\n").unwrap_or(&src[at..end]);
+        if let Some(set) = key_set(line, &mut members) {
+            if current.is_none_or(|(c, _)| c != set) {
+                end_run(current, at, &mut breaks);
+                current = Some((set, at));
+            }
+        }
+        at = end;
+    }
+    end_run(current, src.len(), &mut breaks);
+    breaks
+}
+
 /// The JSON lines dialect of `sample`, if at least 90% of its lines (at least two, or all of a
 /// whole input) are JSON objects: its columns are their keys, in the order first seen.
 pub fn sniff(sample: &[u8], whole: bool) -> Option<Dialect> {
@@ -183,34 +230,76 @@ pub fn sniff(sample: &[u8], whole: bool) -> Option<Dialect> {
     })
 }
 
-/// Shreds JSON lines by `d` (a dialect [`sniff`] made).
+/// Shreds JSON lines by `d` (a dialect [`sniff`] made). A key `d` does not name becomes a new
+/// column after its columns (absent from the rows before), up to [`MAX_COLUMNS`] in all, named
+/// in [`Shredded::added`] in the order the keys first appeared. A line whose object repeats a
+/// key, or would pass that bound, stays verbatim.
 pub fn shred(src: &[u8], d: &Dialect) -> Shredded {
-    let index: crate::model::FastMap<&[u8], u32> = d
+    let mut index: crate::model::FastMap<Vec<u8>, u32> = d
         .names
         .iter()
         .enumerate()
-        .map(|(i, n)| (n.as_bytes(), i as u32))
+        .map(|(i, n)| (n.as_bytes().to_vec(), i as u32))
         .collect();
+    let mut added: Vec<String> = Vec::new();
     let mut members = Vec::new();
-    shred_lines(src, d.columns, |line, values| {
-        let tail_start = parse_object(line, &mut members)?;
-        let mut shape = Shape {
-            fields: Vec::with_capacity(members.len()),
-            tail: line[tail_start..].to_vec(),
-        };
-        for m in &members {
-            let col = *index.get(&line[m.key.clone()])?;
-            let slot = &mut values[col as usize];
-            if slot.is_some() {
-                return None; // a key twice in one object
+    // The spans of keys new in the line being read.
+    let mut fresh: Vec<std::ops::Range<usize>> = Vec::new();
+    let mut shredded = shred_lines(src, d.columns, |line, values| {
+        let row = 'row: {
+            let Some(tail_start) = parse_object(line, &mut members) else {
+                break 'row None;
+            };
+            let mut shape = Shape {
+                fields: Vec::with_capacity(members.len()),
+                tail: line[tail_start..].to_vec(),
+            };
+            for m in &members {
+                let key = &line[m.key.clone()];
+                let col = match index.get(key) {
+                    Some(&c) => c as usize,
+                    // A key new to the table: its column comes after those known so far.
+                    None if fresh.iter().any(|r| &line[r.clone()] == key) => break 'row None,
+                    None => {
+                        let c = index.len() + fresh.len();
+                        if c >= MAX_COLUMNS || std::str::from_utf8(key).is_err() {
+                            break 'row None;
+                        }
+                        fresh.push(m.key.clone());
+                        c
+                    }
+                };
+                if values.len() <= col {
+                    values.resize(col + 1, None);
+                }
+                if values[col].is_some() {
+                    break 'row None; // a key twice in one object
+                }
+                values[col] = Some((m.value.clone(), m.flag));
+                shape
+                    .fields
+                    .push((col as u32, line[m.sep_start..m.value_start].to_vec()));
             }
-            *slot = Some((m.value.clone(), m.flag));
-            shape
-                .fields
-                .push((col, line[m.sep_start..m.value_start].to_vec()));
+            Some(shape)
+        };
+        match &row {
+            // The line is a row: its new keys are columns from here on.
+            Some(_) => {
+                for r in fresh.drain(..) {
+                    let k = &line[r];
+                    index.insert(k.to_vec(), index.len() as u32);
+                    added.push(String::from_utf8_lossy(k).into_owned());
+                }
+            }
+            None => {
+                fresh.clear();
+                values.truncate(index.len());
+            }
         }
-        Some(shape)
-    })
+        row
+    });
+    shredded.added = added;
+    shredded
 }
 
 #[cfg(test)]
@@ -305,6 +394,29 @@ mod tests {
         // The timestamps, quoted in JSON, are typed.
         let ts = crate::column::encode(&s.columns[1], false).remove(0);
         assert!(matches!(ts.kind, crate::model::Kind::Timestamp(_)));
+    }
+
+    #[test]
+    fn key_set_breaks_fall_between_long_runs_of_different_keys() {
+        let a = |i: usize| format!("{{\"ts\":{i},\"msg\":\"m\"}}\n");
+        let a2 = |i: usize| format!("{{\"msg\":\"m\", \"ts\":{i}}}\n"); // same keys
+        let b = |i: usize| format!("{{\"ts\":{i},\"msg\":\"m\",\"trace\":\"t{i}\"}}\n");
+        let mut src = String::new();
+        (0..50).for_each(|i| src += &a(i));
+        (0..50).for_each(|i| src += &a2(i));
+        let first = src.len();
+        (0..3).for_each(|i| src += &b(i)); // short: no break of its own
+        src += "not json\n";
+        (0..100).for_each(|i| src += &a(i));
+        let second = src.len();
+        (0..100).for_each(|i| src += &b(i));
+        let breaks = key_set_breaks(src.as_bytes(), 500);
+        assert_eq!(breaks, [second]);
+        assert!(first < second);
+        // Round-robin sources never make a long run: no break.
+        let mut mixed = String::new();
+        (0..300).for_each(|i| mixed += &(if i % 2 == 0 { a(i) } else { b(i) }));
+        assert!(key_set_breaks(mixed.as_bytes(), 500).is_empty());
     }
 
     #[test]

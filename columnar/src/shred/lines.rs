@@ -23,12 +23,13 @@ pub type Found = Option<(std::ops::Range<usize>, u8)>;
 
 /// Shreds `src` into `columns` columns a line at a time: `parse` reads a line (its values into
 /// the slots, all `None` beforehand) and gives its shape, or `None` for a line that does not
-/// fit. Lines that do not fit, are not UTF-8, or would pass [`crate::model::MAX_SHAPES`] go to the
-/// exceptions; a value a line lacks is absent.
+/// fit. `parse` may add slots (columns the dialect did not have: JSON keys seen for the first
+/// time); earlier rows lack them. Lines that do not fit, are not UTF-8, or would pass
+/// [`crate::model::MAX_SHAPES`] go to the exceptions; a value a line lacks is absent.
 pub fn shred_lines(
     src: &[u8],
     columns: usize,
-    mut parse: impl FnMut(&[u8], &mut [Found]) -> Option<Shape>,
+    mut parse: impl FnMut(&[u8], &mut Vec<Found>) -> Option<Shape>,
 ) -> crate::model::Shredded {
     let mut out = crate::model::Shredded {
         columns: vec![RawColumn::default(); columns],
@@ -48,6 +49,14 @@ pub fn shred_lines(
             .and_then(|shape| index.intern(shape, &mut out.shapes));
         match id {
             Some(id) => {
+                while out.columns.len() < values.len() {
+                    // A column new in this row: absent from every row before it.
+                    let mut c = RawColumn::default();
+                    for _ in 0..out.terminators.len() {
+                        c.push(b"", ABSENT);
+                    }
+                    out.columns.push(c);
+                }
                 for (col, v) in out.columns.iter_mut().zip(&values) {
                     match v {
                         Some((r, flag)) => col.push(&line[r.clone()], *flag),

@@ -256,15 +256,15 @@ fn describe_table(
     table: &Table,
     groups: &[(usize, &glyd_columnar::RowGroupMeta)],
 ) -> Result<()> {
-    let d = &table.dialect;
+    let Some(d) = table.dialect() else {
+        let _ = writeln!(
+            o,
+            "  Arrow table (from Parquet): {} columns; rebuilds as Parquet of the same data",
+            table.columns()
+        );
+        return describe_columns(o, r, t, table, groups);
+    };
     match d.style {
-        _ if r.is_arrow() => {
-            let _ = writeln!(
-                o,
-                "  Arrow table (from Parquet): {} columns; rebuilds as Parquet of the same data",
-                d.columns
-            );
-        }
         _ if d.delimiter == LINES => {
             let _ = writeln!(o, "  lines of text, as templates and variables");
         }
@@ -307,6 +307,17 @@ fn describe_table(
             );
         }
     }
+    describe_columns(o, r, t, table, groups)
+}
+
+/// Prints, per column of table `t`, its type, codec and sizes, then its verbatim records.
+fn describe_columns(
+    o: &mut String,
+    r: &ArchiveReader,
+    t: usize,
+    table: &Table,
+    groups: &[(usize, &glyd_columnar::RowGroupMeta)],
+) -> Result<()> {
     let exceptions: u64 = groups
         .iter()
         .flat_map(|(_, g)| &g.row_streams)
@@ -326,7 +337,7 @@ fn describe_table(
             .map_or_else(|| format!("column {b}"), |f| f.name().clone())
     };
     // The schema's last field past the table's columns is `_raw`, described below.
-    for (i, field) in schema.fields().iter().take(d.columns).enumerate() {
+    for (i, field) in schema.fields().iter().take(table.columns()).enumerate() {
         let (mut raw, mut st, mut distinct, mut nulls) = (0u64, 0u64, 0u64, 0u64);
         let mut codings: Vec<Coding> = Vec::new();
         for &(g, meta) in groups {
@@ -365,7 +376,7 @@ fn describe_table(
             raw as f64 / st.max(1) as f64
         );
     }
-    if let Some(raw) = schema.fields().get(d.columns) {
+    if let Some(raw) = schema.fields().get(table.columns()) {
         let _ = writeln!(
             o,
             "  {:<24} {:<12} {:<22} {:>10} {:>10}",
@@ -380,7 +391,7 @@ fn describe_table(
         o,
         r,
         groups,
-        schema.fields().get(d.columns).map(|f| f.name()),
+        schema.fields().get(table.columns()).map(|f| f.name()),
     );
     Ok(())
 }
@@ -441,9 +452,9 @@ pub fn cat(
                 .join(", ")
         ),
     };
-    let dialect = &r.tables()[t].dialect;
+    let table = &r.tables()[t];
     let projection: Vec<usize> = if columns.is_empty() {
-        (0..dialect.columns).collect()
+        (0..table.columns()).collect()
     } else {
         columns
             .iter()
@@ -456,7 +467,7 @@ pub fn cat(
     }
     let names: Vec<String> = projection
         .iter()
-        .map(|&i| dialect.names[i].clone())
+        .map(|&i| table.names()[i].clone())
         .collect();
     let mut out = Output::stdout();
     let mut line = Vec::new();

@@ -275,7 +275,10 @@ pub fn unescape_array(array: ArrayRef, e: Escapes) -> ArrayRef {
 impl Table {
     /// The escapes its text values carry (undone when they are read as Arrow).
     pub fn escapes(&self) -> Escapes {
-        Escapes::of(self.dialect.style, &self.name)
+        match self.dialect() {
+            Some(d) => Escapes::of(d.style, &self.name),
+            None => Escapes::None,
+        }
     }
 }
 

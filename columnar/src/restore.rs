@@ -6,7 +6,7 @@ use std::io::{self, Read, Write};
 
 use crate::archive::{parse_footer, parse_header, parse_table, ArchiveReader, Entry};
 use crate::error::{Error, Result};
-use crate::model::Format;
+use crate::model::{Format, Table};
 use crate::rowgroup::{TAG_END, TAG_ROW_GROUP, TAG_TABLE};
 
 impl ArchiveReader {
@@ -56,7 +56,7 @@ pub fn rebuild_with_limit(mut src: impl Read, mut out: impl Write, memory: u64) 
     }
     let mut tables = vec![crate::archive::first_table(&header.format)];
     let mut total = 0u64;
-    if let Some(h) = &tables[0].dialect.header {
+    if let Some(h) = tables[0].dialect().and_then(|d| d.header.as_ref()) {
         out.write_all(h)?;
         total += h.len() as u64;
     }
@@ -125,7 +125,7 @@ pub fn rebuild_with_limit(mut src: impl Read, mut out: impl Write, memory: u64) 
                 format!("unknown item tag {}", buf[0]),
             ));
         }
-        let columns: Vec<usize> = tables.iter().map(|t| t.dialect.columns).collect();
+        let columns: Vec<usize> = tables.iter().map(Table::columns).collect();
         let meta = loop {
             match crate::rowgroup::parse_header(&buf, offset, &columns) {
                 Err(Error::Truncated { .. }) => {
@@ -161,7 +161,10 @@ pub fn rebuild_with_limit(mut src: impl Read, mut out: impl Write, memory: u64) 
         }
         part.clear();
         crate::rowgroup::check_need(&buf[..len], &meta, memory)?;
-        crate::rowgroup::rebuild(&buf[..len], &meta, &tables[meta.table].dialect, &mut part)?;
+        let dialect = tables[meta.table]
+            .dialect()
+            .ok_or_else(|| Error::Request("an Arrow table has no text to rebuild".into()))?;
+        crate::rowgroup::rebuild(&buf[..len], &meta, dialect, &mut part)?;
         out.write_all(&part)?;
         total += part.len() as u64;
         entries.push(Entry {

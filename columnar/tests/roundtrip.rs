@@ -462,7 +462,7 @@ fn sql_dump_insert_lines_become_typed_tables() {
         assert_no_exceptions(&archive, payment);
         let r = ArchiveReader::from_bytes(archive.clone()).unwrap();
         let t = r.table_index(payment).unwrap();
-        assert_eq!(r.tables()[t].dialect.style, Style::Sql);
+        assert_eq!(r.tables()[t].dialect().unwrap().style, Style::Sql);
         let schema = r.table_schema(t).unwrap();
         assert_eq!(
             schema.field(4).data_type(),

@@ -256,7 +256,7 @@ fn templates_of(path: &Path, column: Option<&str>) -> Result<RecordBatch> {
     for file in archive_paths(path)? {
         let archive = ArchiveReader::open(&file).map_err(|e| external(&file, e))?;
         for (t, table) in archive.tables().iter().enumerate() {
-            let names = &table.dialect.names;
+            let names = table.names();
             let col = match column {
                 Some(c) => names.iter().position(|n| n == c),
                 None => TEXT_COLUMNS

@@ -4,7 +4,7 @@
 use glyd_core::Level;
 
 use crate::error::{Error, Result};
-use crate::model::{Dialect, Format, Table};
+use crate::model::{Dialect, Format, Layout, Table};
 use crate::rowgroup::{TAG_END, TAG_TABLE};
 use crate::shred::sql_dump::Segmenter;
 use crate::wire::{put_prefixed, put_varint, Cursor};
@@ -47,24 +47,14 @@ pub const RECORDS: &str = "records";
 /// The table an archive of `format` starts with.
 pub(crate) fn first_table(format: &Format) -> Table {
     match format {
-        Format::Delimited(d) | Format::JsonLines(d) | Format::LogLines(d) => Table {
-            name: RECORDS.into(),
-            dialect: d.clone(),
-        },
-        Format::SqlDump => Segmenter::default().tables.remove(0),
-        Format::Arrow(schema) => {
-            let names: Vec<String> = schema.fields().iter().map(|f| f.name().clone()).collect();
-            Table {
-                name: RECORDS.into(),
-                dialect: Dialect {
-                    delimiter: b',',
-                    style: crate::model::Style::Csv,
-                    columns: names.len(),
-                    header: None,
-                    names,
-                },
-            }
+        Format::Delimited(d) | Format::JsonLines(d) | Format::LogLines(d) => {
+            Table::text(RECORDS, d.clone())
         }
+        Format::SqlDump => Segmenter::default().tables.remove(0),
+        Format::Arrow(schema) => Table {
+            name: RECORDS.into(),
+            layout: Layout::Arrow(schema.fields().iter().map(|f| f.name().clone()).collect()),
+        },
     }
 }
 
@@ -166,10 +156,10 @@ fn bad_magic(src: &[u8]) -> Error {
 }
 
 /// A table definition item: tag, the definition's length and bytes (name, dialect), checksum.
-pub(crate) fn table_bytes(t: &Table) -> Vec<u8> {
+pub(crate) fn table_bytes(name: &str, dialect: &Dialect) -> Vec<u8> {
     let mut body = Vec::new();
-    put_prefixed(&mut body, t.name.as_bytes());
-    t.dialect.encode(&mut body);
+    put_prefixed(&mut body, name.as_bytes());
+    dialect.encode(&mut body);
     let mut out = vec![TAG_TABLE];
     put_prefixed(&mut out, &body);
     out.extend_from_slice(&glyd_core::checksum(&body).to_le_bytes());
@@ -197,7 +187,7 @@ pub(crate) fn parse_table(src: &[u8], offset: u64) -> Result<(Table, usize)> {
     let name = String::from_utf8_lossy(b.prefixed()?).into_owned();
     let dialect = Dialect::decode(&mut b)?;
     b.finish()?;
-    Ok((Table { name, dialect }, (c.offset() - offset) as usize))
+    Ok((Table::text(name, dialect), (c.offset() - offset) as usize))
 }
 
 /// One row group's entry in the footer.

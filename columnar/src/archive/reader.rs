@@ -102,7 +102,7 @@ impl ArchiveReader {
                     ),
                 ));
             }
-            let counts: Vec<usize> = tables.iter().map(|t| t.dialect.columns).collect();
+            let counts: Vec<usize> = tables.iter().map(Table::columns).collect();
             let meta = crate::rowgroup::parse_header(&data[at as usize..footer_at], at, &counts)?;
             if meta.rows != e.rows
                 || meta.input_len != e.input_len
@@ -253,9 +253,16 @@ impl ArchiveReader {
         })
     }
 
-    /// The dialect of table 0.
-    pub fn dialect(&self) -> &Dialect {
-        &self.tables[0].dialect
+    /// The dialect of table 0 (`None` for Arrow values).
+    pub fn dialect(&self) -> Option<&Dialect> {
+        self.tables[0].dialect()
+    }
+
+    /// The dialect of stored table `t`, which a row group of text rebuilds in.
+    fn text_dialect(&self, t: usize) -> Result<&Dialect> {
+        self.stored_tables[t]
+            .dialect()
+            .ok_or_else(|| Error::Request("an Arrow table has no text to rebuild".into()))
     }
 
     /// The level number the archive was written at.
@@ -282,7 +289,9 @@ impl ArchiveReader {
 
     /// Bytes the archive rebuilds to.
     pub fn input_len(&self) -> u64 {
-        self.dialect().header.as_ref().map_or(0, |h| h.len() as u64)
+        self.dialect()
+            .and_then(|d| d.header.as_ref())
+            .map_or(0, |h| h.len() as u64)
             + self.groups.iter().map(|g| g.input_len).sum::<u64>()
     }
 
@@ -306,17 +315,13 @@ impl ArchiveReader {
             .tables
             .get(table)
             .ok_or_else(|| Error::Request(format!("table {table} does not exist")))?;
-        t.dialect
-            .names
-            .iter()
-            .position(|n| n == name)
-            .ok_or_else(|| {
-                Error::Request(format!(
-                    "no column named {name:?} in table {}; it has {}",
-                    t.name,
-                    t.dialect.names.join(", ")
-                ))
-            })
+        t.names().iter().position(|n| n == name).ok_or_else(|| {
+            Error::Request(format!(
+                "no column named {name:?} in table {}; it has {}",
+                t.name,
+                t.names().join(", ")
+            ))
+        })
     }
 
     /// Row group `group` as stored, and its bytes, once its decoding is known to fit the
@@ -535,7 +540,7 @@ impl ArchiveReader {
         });
         // Each output column: a stored column decoded, or nulls (the row group lacks it, or it
         // is the verbatim-records column, null in every row but those).
-        let raw = self.tables[table].dialect.columns;
+        let raw = self.tables[table].columns();
         let mut wanted = Vec::new();
         let mut outputs = Vec::with_capacity(cols.len());
         for &c in &cols {
@@ -601,7 +606,7 @@ impl ArchiveReader {
     /// [`ArchiveReader::rebuild_to`], which also takes Arrow tables) and returns its length.
     pub(crate) fn rebuild_text_to(&self, mut out: impl Write) -> Result<u64> {
         let mut total = 0u64;
-        if let Some(h) = &self.dialect().header {
+        if let Some(h) = self.dialect().and_then(|d| d.header.as_ref()) {
             out.write_all(h)?;
             total += h.len() as u64;
         }
@@ -613,7 +618,7 @@ impl ArchiveReader {
             for g in &self.stored {
                 let src = &self.data[g.offset as usize..g.end as usize];
                 crate::rowgroup::check_need(src, g, self.memory)?;
-                let d = &self.stored_tables[g.table].dialect;
+                let d = self.text_dialect(g.table)?;
                 crate::rowgroup::rebuild_passing(src, g, d, &mut buf, &mut write)?;
                 total += g.input_len;
             }
@@ -629,7 +634,7 @@ impl ArchiveReader {
                 .map(|(g, buf)| {
                     buf.clear();
                     let src = &self.data[g.offset as usize..g.end as usize];
-                    crate::rowgroup::rebuild(src, g, &self.stored_tables[g.table].dialect, buf)
+                    crate::rowgroup::rebuild(src, g, self.text_dialect(g.table)?, buf)
                 })
                 .collect::<Result<()>>()?;
             for p in &bufs[..batch.len()] {

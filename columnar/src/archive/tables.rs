@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 
-use crate::model::{Format, Kind, Stats, Table};
+use crate::model::{Format, Kind, Layout, Stats, Table};
 use crate::rowgroup::{ColumnMeta, RowGroupMeta};
 
 /// Name of the column that holds verbatim records' text (another if a column has it).
@@ -37,11 +37,12 @@ pub(crate) fn read_tables(format: &Format, stored: &[Table]) -> (Vec<Table>, Vec
             .flatten();
         match found {
             Some(r) => {
-                let d = &mut tables[r].dialect;
-                for n in &t.dialect.names {
-                    if !d.names.contains(n) {
-                        d.names.push(n.clone());
-                        d.columns += 1;
+                if let (Layout::Text(d), Some(more)) = (&mut tables[r].layout, t.dialect()) {
+                    for n in &more.names {
+                        if !d.names.contains(n) {
+                            d.names.push(n.clone());
+                            d.columns += 1;
+                        }
                     }
                 }
                 owner.push(r);
@@ -58,10 +59,9 @@ pub(crate) fn read_tables(format: &Format, stored: &[Table]) -> (Vec<Table>, Vec
         .map(|(t, r)| TableMap {
             table: r,
             columns: tables[r]
-                .dialect
-                .names
+                .names()
                 .iter()
-                .map(|n| t.dialect.names.iter().position(|m| m == n))
+                .map(|n| t.names().iter().position(|m| m == n))
                 .collect(),
         })
         .collect();
@@ -111,7 +111,7 @@ pub(crate) fn schema_of(
     maps: &[TableMap],
     raw_name: Option<&str>,
 ) -> SchemaRef {
-    let mut fields: Vec<Field> = (0..read.dialect.columns)
+    let mut fields: Vec<Field> = (0..read.columns())
         .map(|i| {
             let mut kinds = stored.iter().filter(|g| g.rows > 0).filter_map(|g| {
                 let m = &maps[g.table];
@@ -125,7 +125,7 @@ pub(crate) fn schema_of(
             } else {
                 Kind::Text
             };
-            Field::new(read.dialect.names[i].clone(), kind.data_type(), true)
+            Field::new(read.names()[i].clone(), kind.data_type(), true)
         })
         .collect();
     if let Some(name) = raw_name {
@@ -138,7 +138,7 @@ pub(crate) fn schema_of(
 /// no column has it.
 pub(crate) fn raw_name(t: &Table) -> String {
     let mut name = RAW.to_string();
-    while t.dialect.names.contains(&name) {
+    while t.names().contains(&name) {
         name.push('_');
     }
     name

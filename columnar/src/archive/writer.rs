@@ -119,6 +119,13 @@ fn key_set_run(row_group_size: usize) -> usize {
     (row_group_size / 4).min(64 << 10)
 }
 
+/// The dialect of a table a [`RecordWriter`] defines: it takes text, and defines only tables
+/// of text.
+fn text(t: &Table) -> &Dialect {
+    t.dialect()
+        .expect("a RecordWriter defines tables of text only")
+}
+
 /// Checks `opts` and makes the writer's own pool of exactly `opts.threads` workers (all cores
 /// for 0): row groups and their columns encode on it (`-T 1` really is one thread).
 fn workers(opts: &WriteOptions) -> Result<(usize, Option<rayon::ThreadPool>)> {
@@ -175,7 +182,7 @@ impl<W: Write> RecordWriter<W> {
     fn encode_pending(&mut self, all: bool) -> Result<()> {
         let size = self.opts.row_group_size;
         let (segments, whole) = match &mut self.segmenter {
-            None if self.tables[self.current].dialect.style == Style::Json => {
+            None if text(&self.tables[self.current]).style == Style::Json => {
                 // Row groups end where one long run of a key set gives way to another.
                 let mut at = 0;
                 let mut segments = Vec::new();
@@ -211,7 +218,7 @@ impl<W: Write> RecordWriter<W> {
                     crate::rowgroup::encode(
                         &src[r.clone()],
                         *t,
-                        &tables[*t].dialect,
+                        text(&tables[*t]),
                         tables[*t].escapes(),
                         level,
                     )
@@ -233,12 +240,13 @@ impl<W: Write> RecordWriter<W> {
             };
             // A table is defined just before its first row group.
             while self.defined <= table {
-                let def = table_bytes(&self.tables[self.defined]);
+                let t = &self.tables[self.defined];
+                let def = table_bytes(&t.name, text(t));
                 self.inner.write_all(&def)?;
                 self.written += def.len() as u64;
                 self.defined += 1;
             }
-            let columns: Vec<usize> = self.tables.iter().map(|t| t.dialect.columns).collect();
+            let columns: Vec<usize> = self.tables.iter().map(Table::columns).collect();
             let meta = crate::rowgroup::parse_header(&bytes, self.written, &columns)?;
             self.entries.push(Entry {
                 offset: self.written,
@@ -261,13 +269,12 @@ impl<W: Write> RecordWriter<W> {
     /// column so far.
     fn grown_table(&mut self, base: usize, added: &[String]) -> usize {
         let name = self.tables[base].name.clone();
-        let dialect = self.tables[base].dialect.with_added(added);
+        let dialect = text(&self.tables[base]).with_added(added);
         let t = self.table_of(&name, dialect);
         // The widest so far: the current table's columns, then any new ones of `t`.
-        let current = &self.tables[self.current].dialect;
+        let current = text(&self.tables[self.current]);
         let more: Vec<String> = self.tables[t]
-            .dialect
-            .names
+            .names()
             .iter()
             .filter(|n| !current.names.contains(n))
             .cloned()
@@ -284,14 +291,11 @@ impl<W: Write> RecordWriter<W> {
         match self
             .tables
             .iter()
-            .position(|t| t.name == name && t.dialect == dialect)
+            .position(|t| t.name == name && t.dialect() == Some(&dialect))
         {
             Some(t) => t,
             None => {
-                self.tables.push(Table {
-                    name: name.to_string(),
-                    dialect,
-                });
+                self.tables.push(Table::text(name, dialect));
                 self.tables.len() - 1
             }
         }
@@ -299,7 +303,7 @@ impl<W: Write> RecordWriter<W> {
 
     /// Writes the remaining row groups and the footer; returns the inner writer.
     pub fn finish(mut self) -> Result<W> {
-        if let Some(h) = &self.tables[0].dialect.header {
+        if let Some(h) = &text(&self.tables[0]).header {
             if self.header_seen < h.len() {
                 return Err(Error::Request(
                     "the input ended inside its header line".into(),
@@ -316,7 +320,7 @@ impl<W: Write> RecordWriter<W> {
 impl<W: Write> Write for RecordWriter<W> {
     fn write(&mut self, mut buf: &[u8]) -> io::Result<usize> {
         let taken = buf.len();
-        if let Some(h) = &self.tables[0].dialect.header {
+        if let Some(h) = &text(&self.tables[0]).header {
             let k = (h.len() - self.header_seen).min(buf.len());
             if buf[..k] != h[self.header_seen..self.header_seen + k] {
                 return Err(io::Error::new(

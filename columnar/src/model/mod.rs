@@ -23,4 +23,4 @@ pub use exceptions::Exceptions;
 pub use format::Format;
 pub use shapes::{Shape, ShapeIndex, Shapes, MAX_SHAPES};
 pub use shredded::{reserve_like, Shredded, RESERVE_AFTER};
-pub use table::Table;
+pub use table::{Layout, Table};

@@ -246,6 +246,7 @@ pub fn shred(src: &[u8], d: &Dialect) -> Shredded {
     let utf8 = std::str::from_utf8(src).is_ok();
     let quoting = d.style == Style::Csv;
     let null = d.style.null();
+    let delimited = d.delimiter != LINES;
     let mut fields = Vec::with_capacity(d.columns);
     let mut ends = FieldEnds::default();
     let mut p = 0;
@@ -268,7 +269,9 @@ pub fn shred(src: &[u8], d: &Dialect) -> Shredded {
                     let v = &src[f.start..f.end];
                     if f.quoted {
                         push_unquoted(col, v);
-                    } else if !quoting && v == null {
+                    } else if v == null && (delimited || !v.is_empty()) {
+                        // CSV's empty field, COPY's `\N`: a null, in text columns too (a
+                        // quoted `""` is the empty string). An empty line is just that.
                         col.push(b"", NULL);
                     } else {
                         col.push_from(src, f.start, f.end, BARE);

@@ -432,10 +432,7 @@ pub struct Segmenter {
 impl Default for Segmenter {
     fn default() -> Self {
         Self {
-            tables: vec![Table {
-                name: STATEMENTS.into(),
-                dialect: Dialect::lines(),
-            }],
+            tables: vec![Table::text(STATEMENTS, Dialect::lines())],
             state: State::Statements,
             closed: Vec::new(),
             scanned: 0,
@@ -545,11 +542,11 @@ impl Segmenter {
         if let Some(i) = self
             .tables
             .iter()
-            .position(|t| t.name == name && t.dialect == dialect)
+            .position(|t| t.name == name && t.dialect() == Some(&dialect))
         {
             return i;
         }
-        self.tables.push(Table { name, dialect });
+        self.tables.push(Table::text(name, dialect));
         self.tables.len() - 1
     }
 
@@ -665,7 +662,7 @@ mod tests {
         assert_eq!(statements, [&spans[1].1[..45], spans[3].1]);
         // The rows, each value from its own line.
         let rows: Vec<u8> = [spans[1].1, spans[3].1].concat();
-        let shredded = shred_inserts(&rows, &s.tables[1].dialect);
+        let shredded = shred_inserts(&rows, s.tables[1].dialect().unwrap());
         assert!(shredded.exceptions.is_empty());
         assert_eq!(shredded.columns[0].data, b"1234");
         assert_eq!(shredded.columns[1].data, b"xy;zw");
@@ -685,8 +682,8 @@ mod tests {
         assert_eq!(spans[1], b"1\tx\n2\t\\N\n");
         assert_eq!(spans[3], b"5\t6\t7\n");
         assert_eq!(spans.concat(), dump);
-        assert_eq!(s.tables[2].dialect.names, ["c1", "c2", "c3"]);
-        assert_eq!(s.tables[1].dialect.style, Style::Copy);
+        assert_eq!(s.tables[2].dialect().unwrap().names, ["c1", "c2", "c3"]);
+        assert_eq!(s.tables[1].dialect().unwrap().style, Style::Copy);
         s.consumed(segs[2].1.end);
         assert_eq!(s.segments()[0], (2, 0..6));
     }
@@ -769,10 +766,10 @@ mod tests {
         let segs = s.segments();
         let tables: Vec<usize> = segs.iter().map(|(t, _)| *t).collect();
         assert_eq!(tables, [0, 1, 2, 0, 1]);
-        assert_eq!(s.tables[2].dialect.names, ["k"]);
-        assert_eq!(s.tables[1].dialect.style, Style::Sql);
+        assert_eq!(s.tables[2].dialect().unwrap().names, ["k"]);
+        assert_eq!(s.tables[1].dialect().unwrap().style, Style::Sql);
         let (_, rows) = &segs[1];
-        let d = &s.tables[1].dialect;
+        let d = s.tables[1].dialect().unwrap();
         let shredded = shred_inserts(&dump[rows.clone()], d);
         assert_eq!(shredded.rows(), 3);
         assert!(shredded.exceptions.is_empty());

@@ -452,23 +452,32 @@ pub fn cat(
                 .join(", ")
         ),
     };
-    let table = &r.tables()[t];
+    // The table as SQL reads it: verbatim records are rows too, their text in `_raw`.
+    let schema = r
+        .table_schema(t)
+        .with_context(|| path.display().to_string())?;
+    let all: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
     let projection: Vec<usize> = if columns.is_empty() {
-        (0..table.columns()).collect()
+        (0..all.len()).collect()
     } else {
         columns
             .iter()
-            .map(|c| r.column_index_in(t, c))
-            .collect::<glyd_columnar::Result<_>>()
-            .with_context(|| path.display().to_string())?
+            .map(|c| {
+                all.iter().position(|n| n == c).with_context(|| {
+                    format!(
+                        "{}: no column named {c:?} in table {}; it has {}",
+                        path.display(),
+                        r.tables()[t].name,
+                        all.join(", ")
+                    )
+                })
+            })
+            .collect::<Result<_>>()?
     };
     if format == CatFormat::Parquet {
         return cat_parquet(&r, t, &projection, path);
     }
-    let names: Vec<String> = projection
-        .iter()
-        .map(|&i| table.names()[i].clone())
-        .collect();
+    let names: Vec<String> = projection.iter().map(|&i| all[i].to_string()).collect();
     let mut out = Output::stdout();
     let mut line = Vec::new();
     if format == CatFormat::Csv {

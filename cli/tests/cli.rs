@@ -1059,6 +1059,15 @@ fn verbatim_rows_are_counted_by_inspect_and_sql_says_so_on_stderr() {
         "{}",
         stderr(&o)
     );
+    // `glyd cat` gives the same rows: the broken records' text in the last column.
+    let o = run(&["cat", "--columns", "_raw", "logs.csv.glyd"], d);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(text.lines().count(), records + 1);
+    assert_eq!(
+        text.lines().filter(|l| l.ends_with(",extra\"")).count(),
+        broken
+    );
     // A clean table has no _raw column and no note.
     std::fs::write(d.join("clean.csv"), data.as_bytes()).unwrap();
     let o = run(&["-r", "-q", "-f", "clean.csv"], d);

@@ -5,9 +5,11 @@
 # apart, zstd -19 and gzip -9 of the same bytes. Every archive is rebuilt and compared with
 # its input, and `glyd sql` counts its rows.
 #
-#   bash benches/drift.sh
+#   bash benches/drift.sh                 # sizes
+#   OLD=path/to/old/glyd bash benches/drift.sh   # and write/rebuild speed beside an older glyd
 #
-# Archive sizes do not depend on the build profile: the debug build (with SQL) is used.
+# Archive sizes do not depend on the build profile: the debug build (with SQL) is used; speeds
+# use a release build (without SQL).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --workspace --bins >&2
@@ -64,5 +66,15 @@ out=docs/benchmarks/drift.md
   echo "each side), so a stream whose sources come in batches codes each batch's columns as they"
   echo "would code alone. Sources interleaved event by event share row groups: their columns mix"
   echo "types and formats, and the archive is larger than the parts apart."
+  if [ -n "${OLD:-}" ]; then
+    cargo build -q --release -p glyd-cli --no-default-features >&2
+    echo
+    echo "## Speed"
+    echo
+    echo "\`python3 benches/drift_speed.py $OLD target/release/glyd DIR\` (one thread, medians of 7"
+    echo "alternating runs, other work stopped), old = $("$OLD" --version), new = this commit:"
+    echo
+    python3 benches/drift_speed.py "$OLD" target/release/glyd "$work"
+  fi
 } > "$out"
 cat "$out"

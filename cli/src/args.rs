@@ -158,6 +158,11 @@ pub struct Args {
     )]
     pub format: Option<RecordFormat>,
 
+    /// Record mode: the year of log times spelled without one (syslog's `Jun 14 15:16:01`);
+    /// default: the input file's modification year (this year for standard input)
+    #[arg(long, value_name = "YEAR", requires = "records", value_parser = clap::value_parser!(i16).range(0..=9999))]
+    pub log_year: Option<i16>,
+
     /// Record mode: input bytes per row group, e.g. 4M (1K ..= 64M; default 16M)
     #[arg(long, value_name = "SIZE", value_parser = parse_size, requires = "records")]
     pub row_group: Option<usize>,

@@ -327,11 +327,25 @@ fn process(path: &Path, mode: Mode, args: &Args, ui: Ui) -> Result<()> {
     let (bytes_in, bytes_out, out) = match mode {
         Mode::Compress if args.records => {
             let chunk = 16 << 20;
-            let (n, counted, how) =
-                records::compress(&mut reader, Counting { inner: out, n: 0 }, args, |r, w| {
-                    pump(r, w, chunk)
-                })
-                .with_context(|| format!("{name}: compressing records to {shown}"))?;
+            let year = args.log_year.unwrap_or_else(|| {
+                let modified = input
+                    .path
+                    .as_ref()
+                    .and_then(|p| p.metadata().ok()?.modified().ok());
+                modified
+                    .and_then(|m| m.duration_since(std::time::UNIX_EPOCH).ok())
+                    .map_or_else(glyd_columnar::timepattern::this_year, |d| {
+                        glyd_columnar::timepattern::year_of(d.as_secs() as i64)
+                    })
+            });
+            let (n, counted, how) = records::compress(
+                &mut reader,
+                Counting { inner: out, n: 0 },
+                args,
+                year,
+                |r, w| pump(r, w, chunk),
+            )
+            .with_context(|| format!("{name}: compressing records to {shown}"))?;
             stored_as = Some(how);
             (n, counted.n, counted.inner)
         }

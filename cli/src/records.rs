@@ -66,11 +66,12 @@ fn compress_parquet<W: Write>(
 }
 
 /// Compresses `reader` into `out` in record mode; returns input bytes, the inner writer and
-/// how it was stored.
+/// how it was stored. Log times spelled without a year are in `year`.
 pub fn compress<W: Write>(
     reader: &mut dyn Read,
     out: W,
     args: &Args,
+    year: i16,
     pump: impl Fn(&mut dyn Read, &mut dyn Write) -> io::Result<u64>,
 ) -> Result<(u64, W, Stored)> {
     let (sample, whole) = read_sample(reader, SAMPLE)?;
@@ -102,12 +103,17 @@ pub fn compress<W: Write>(
                 .rposition(|&c| c == b'\n')
                 .map_or(sample.len(), |c| c + 1)],
             args.level(),
+            year,
         ))),
         Some(RecordFormat::Sql) => Some(Format::SqlDump),
         Some(RecordFormat::Jsonl) => {
             glyd_columnar::sniff_json_lines(&sample, whole).map(Format::JsonLines)
         }
     };
+    let format = format.map(|f| match f {
+        Format::LogLines(d) => Format::LogLines(d.with_log_year(year)),
+        f => f,
+    });
     let level = args.level();
     let plain = Options {
         level,
@@ -187,6 +193,52 @@ pub fn compress_in_memory(data: &[u8], level: glyd_core::Level, threads: usize) 
 /// Whether a stream starting with `head` is a record archive.
 pub fn is_archive(head: &[u8]) -> bool {
     glyd_columnar::is_archive(head)
+}
+
+/// How a log layout reads its time, and why fields have no name.
+fn describe_log_fields(o: &mut String, d: &glyd_columnar::Dialect) {
+    match d.log_time() {
+        Some((i, p)) => {
+            let year = if p.has_year() {
+                String::new()
+            } else {
+                format!(
+                    "; no year is spelled: {} assumed (--log-year sets it; default the file's modification year)",
+                    p.year
+                )
+            };
+            let _ = writeln!(
+                o,
+                "  time: field {} spelled '{}'{year}; read as written (no time zone applied)",
+                i + 1,
+                p.describe()
+            );
+        }
+        None => {
+            let _ = writeln!(
+                o,
+                "  time: none (no timestamp starts a token at one place on most lines)"
+            );
+        }
+    }
+    let unnamed: Vec<&str> = d.names[..d.columns - 1]
+        .iter()
+        .filter(|n| n.starts_with('f') && n[1..].parse::<usize>().is_ok())
+        .map(String::as_str)
+        .collect();
+    if !unnamed.is_empty() {
+        let _ = writeln!(
+            o,
+            "  {}: not named (on most lines not a time, a level word, host, process[pid]:, [thread], component: or an id after the time)",
+            unnamed.join(", ")
+        );
+    }
+    if !d.names.iter().any(|n| n == "level") {
+        let _ = writeln!(
+            o,
+            "  level: none (no leading field is a severity word such as INFO or ERROR on 90% of lines)"
+        );
+    }
 }
 
 /// Reads the record archive at `path`, or standard input for `-`.
@@ -274,6 +326,7 @@ fn describe_table(
                 "  log lines: {} leading fields and a message",
                 d.columns - 1
             );
+            describe_log_fields(o, d);
         }
         Style::Json => {
             let _ = writeln!(o, "  JSON lines: {} keys, each a column", d.columns);

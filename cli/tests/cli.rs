@@ -565,14 +565,63 @@ fn log_lines_become_leading_fields_and_a_message() {
     let o = child.wait_with_output().unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
     let text = String::from_utf8(o.stdout).unwrap();
-    for want in ["leading fields and a message", "f1", "message", "templates"] {
+    for want in [
+        "leading fields and a message",
+        "spelled '%y%m%d %H%M%S'",
+        "time ",
+        "level ",
+        "message ",
+        "templates",
+    ] {
         assert!(text.contains(want), "inspect lacks {want}:\n{text}");
     }
-    // The first field of HDFS lines is the date, `081109`.
-    let o = run(&["cat", "--columns", "f1", "app.log.glyd"], d);
+    // HDFS lines start `081109 203615 148 INFO`: a time, a pid and a level.
+    let o = run(&["cat", "--columns", "time,pid,level", "app.log.glyd"], d);
     assert!(o.status.success(), "{}", stderr(&o));
     let text = String::from_utf8(o.stdout).unwrap();
-    assert_eq!(text.lines().nth(1), Some("081109"), "{}", &text[..100]);
+    assert_eq!(
+        text.lines().nth(1),
+        Some("2008-11-09 20:36:15,148,INFO"),
+        "{}",
+        &text[..100]
+    );
+}
+
+#[test]
+fn log_times_without_a_year_take_the_one_given() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let mut log = String::new();
+    for i in 0..3000 {
+        log.push_str(&format!(
+            "Feb {:2} {:02}:{:02}:{:02} web{} sshd[{}]: session {} opened for user u{}\n",
+            28 + i / 1500,
+            i / 60 % 24,
+            i % 60,
+            i * 7 % 60,
+            i % 3,
+            1000 + i % 50,
+            i,
+            i % 9
+        ));
+    }
+    std::fs::write(d.join("auth.log"), &log).unwrap();
+    let o = run(&["-r", "-f", "--log-year", "2016", "auth.log"], d);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = run(&["inspect", "auth.log.glyd"], d);
+    let text = String::from_utf8(o.stdout).unwrap();
+    assert!(text.contains("2016 assumed"), "{text}");
+    // 2016 is a leap year: the second half of the lines is on February 29th.
+    let o = run(
+        &["sql", "SELECT CAST(min(time) AS VARCHAR) AS a, CAST(max(time) AS VARCHAR) AS b, count(*) AS n FROM auth", "auth.log.glyd"],
+        d,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        String::from_utf8(o.stdout).unwrap(),
+        "a,b,n\n2016-02-28T00:00:00,2016-02-29T23:59:53,3000\n"
+    );
+    assert_eq!(run(&["-dc", "auth.log.glyd"], d).stdout, log.as_bytes());
 }
 
 #[test]

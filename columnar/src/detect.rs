@@ -25,7 +25,8 @@ pub fn detect(sample: &[u8], whole: bool) -> Option<Format> {
 /// that codes it smallest (see [`choose_log_layout`]); otherwise `None`.
 pub fn sniff(sample: &[u8], whole: bool) -> Option<Dialect> {
     delimited::sniff(sample, whole).or_else(|| {
-        delimited::text_lines(sample, whole).map(|lines| choose_log_layout(lines, Level::Max))
+        delimited::text_lines(sample, whole)
+            .map(|lines| choose_log_layout(lines, Level::Max, crate::timepattern::this_year()))
     })
 }
 
@@ -41,10 +42,12 @@ pub fn sniff_json_lines(sample: &[u8], whole: bool) -> Option<Dialect> {
     json::sniff(sample, whole)
 }
 
-/// The layout for log lines like `lines` (whole lines): whole lines, or some leading fields
-/// and a message, whichever makes the smallest row group of the sample's start at `level`.
-pub fn choose_log_layout(lines: &[u8], level: Level) -> Dialect {
-    log_lines::choose(lines, &mut |trial, d| {
+/// The layout for log lines like `lines` (whole lines): the time, level and other fields its
+/// lines lead with, named, and a message (or, with no time, perhaps whole lines), laid out to
+/// make the smallest row group of the sample's start at `level`. A time spelled without a
+/// year is in `year` (see [`Dialect::with_log_year`] to change it).
+pub fn choose_log_layout(lines: &[u8], level: Level, year: i16) -> Dialect {
+    log_lines::choose(lines, year, &mut |trial, d| {
         crate::rowgroup::encode(trial, 0, d, Escapes::None, level)
             .bytes
             .len()

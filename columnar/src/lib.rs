@@ -43,6 +43,7 @@ mod rowgroup;
 mod rows;
 mod shred;
 mod spelling;
+pub mod timepattern;
 mod wire;
 
 pub use archive::{

@@ -8,11 +8,7 @@
 use crate::codec::template::is_token;
 use crate::spelling::civil_day;
 
-const MONTHS: [&[u8; 3]; 12] = [
-    b"Jan", b"Feb", b"Mar", b"Apr", b"May", b"Jun", b"Jul", b"Aug", b"Sep", b"Oct", b"Nov", b"Dec",
-];
-
-const WEEKDAYS: [&[u8; 3]; 7] = [b"Mon", b"Tue", b"Wed", b"Thu", b"Fri", b"Sat", b"Sun"];
+use crate::timepattern::{MONTHS, WEEKDAYS};
 
 /// Microseconds since 1970-01-01 00:00:00 (no time zone is applied) of the first timestamp in
 /// `line`, trying each place a token starts (not inside `a-b`, `a.b` or `a:b`). Spellings without a year (syslog, Android) take

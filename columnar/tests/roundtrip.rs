@@ -100,6 +100,7 @@ fn any_input_survives_a_dialect_that_does_not_fit() {
             style: Style::Csv,
             columns: 4,
             header: None,
+            log_fields: Vec::new(),
             names: (1..=4).map(|i| format!("c{i}")).collect(),
         };
         let opts = WriteOptions {
@@ -304,6 +305,7 @@ fn dialect(delimiter: u8, columns: usize, header: Option<&[u8]>) -> Dialect {
         style: Style::Csv,
         columns,
         header: header.map(<[u8]>::to_vec),
+        log_fields: Vec::new(),
         names: (1..=columns).map(|i| format!("c{i}")).collect(),
     }
 }
@@ -858,6 +860,7 @@ proptest! {
             style: Style::Json,
             columns: 2,
             header: None,
+            log_fields: Vec::new(),
             names: vec!["id".into(), "msg".into()],
         });
         let opts = WriteOptions { level: Level::Fast, threads: 2, row_group_size: 1 << 10 };

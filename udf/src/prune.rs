@@ -318,8 +318,9 @@ fn stored(v: &ScalarValue, kind: Kind) -> Option<Value> {
             ScalarValue::Date32(Some(d)) => Some(Value::Int(i64::from(*d))),
             _ => None,
         },
-        Kind::Timestamp(f) => {
+        Kind::Timestamp(_) | Kind::LogTime(_) => {
             // Stored in units of 10^-places seconds.
+            let places = kind.time_places()?;
             let (x, from) = match v {
                 ScalarValue::TimestampSecond(Some(x), _) => (*x, 1i64),
                 ScalarValue::TimestampMillisecond(Some(x), _) => (*x, 1_000),
@@ -327,7 +328,7 @@ fn stored(v: &ScalarValue, kind: Kind) -> Option<Value> {
                 ScalarValue::TimestampNanosecond(Some(x), _) => (*x, 1_000_000_000),
                 _ => return None,
             };
-            let to = pow10(u32::from(f.places))?;
+            let to = pow10(u32::from(places))?;
             if from <= to {
                 x.checked_mul(to / from).map(Value::Int)
             } else {

@@ -15,16 +15,19 @@ pub const MAGIC: [u8; 4] = [0x89, b'G', b'L', b'R'];
 /// Last bytes of every record archive.
 pub const END_MAGIC: [u8; 4] = [b'R', b'L', b'G', 0x89];
 
-/// The newest format version this build reads and writes: 4, whose JSON lines archives may
-/// define further tables of the same name, each with more columns (keys that appeared after
-/// the first), which read as one table. Other archives are written as version 3 (scaled
-/// integer planes, Arrow tables, words), which version 4 only extends.
-pub const VERSION: u8 = 4;
+/// The newest format version this build reads and writes: 5, whose log lines dialects say
+/// how each leading field is read (a time pattern, a level between brackets...) and whose
+/// columns may be log times. Version 4 JSON lines archives may define further tables of the
+/// same name, each with more columns (keys that appeared after the first), which read as one
+/// table. Other archives are written as version 3 (scaled integer planes, Arrow tables,
+/// words), which versions 4 and 5 only extend.
+pub const VERSION: u8 = 5;
 
-/// The version an archive of `format` is written as.
+/// The version an archive of `format` is written as: the oldest that has what it uses.
 fn version_for(format: &Format) -> u8 {
     match format {
-        Format::JsonLines(_) => VERSION,
+        Format::LogLines(d) if !d.log_fields.is_empty() => 5,
+        Format::JsonLines(_) => 4,
         _ => 3,
     }
 }

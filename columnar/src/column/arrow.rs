@@ -393,8 +393,9 @@ impl Column {
                         ScalarBuffer::from(spread_values(values, flags, rows, |d| d as i32)?),
                         nulls,
                     )),
-                    Kind::Timestamp(f) => {
-                        let (unit, factor) = arrow_unit(*f);
+                    Kind::Timestamp(_) | Kind::LogTime(_) => {
+                        let places = kind.time_places().expect("a time kind");
+                        let (unit, factor) = arrow_unit(places);
                         let values = spread_values(values, flags, rows, |v| v * factor)?;
                         match unit {
                             TimeUnit::Second => Arc::new(TimestampSecondArray::new(

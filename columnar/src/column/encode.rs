@@ -30,6 +30,15 @@ pub fn encode(col: &RawColumn, empty_is_null: bool) -> Vec<EncodedColumn> {
     }
 }
 
+/// Codes one column as `kind` (a kind its layout fixes: a log's time), or as [`encode`] would
+/// where some value is not of that kind.
+pub fn encode_as(col: &RawColumn, kind: Kind, empty_is_null: bool) -> Vec<EncodedColumn> {
+    match typed_values(col, kind, empty_is_null) {
+        Some((flags, values)) => encode_typed(kind, flags, values, col.data.len() as u64),
+        None => encode(col, empty_is_null),
+    }
+}
+
 /// Rows that suggest a column's kind before all of it is parsed as that kind.
 pub(crate) const INFER_ROWS: usize = 64;
 

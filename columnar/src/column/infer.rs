@@ -88,6 +88,9 @@ pub(crate) fn typed_values(
         Kind::Timestamp(f) => values_as(col, kind, empty_is_null, |v| {
             crate::spelling::parse_timestamp(v).and_then(|(t, g)| (g == f).then_some(t))
         }),
+        Kind::LogTime(p) => values_as(col, kind, empty_is_null, |v| {
+            p.read(v).and_then(|(n, t)| (n == v.len()).then_some(t))
+        }),
         Kind::Text | Kind::Arrow => None,
     }
 }

@@ -23,7 +23,7 @@ pub(crate) use arrow_table::encode_array;
 pub use arrow_table::to_target;
 pub use coding::Coding;
 pub use decoded::{decode, Column, Follow, Link, RowCursor};
-pub use encode::encode;
+pub use encode::{encode, encode_as};
 pub use links::{
     copy_candidate, follow_candidate, linked_candidates, linked_sequence, resolve_links,
 };

@@ -93,6 +93,10 @@ impl ColumnWriter<'_> {
                         self.dates.put_timestamp(data, v, *f);
                         ends.push(data.len());
                     }),
+                    Kind::LogTime(p) => values.iter().for_each(|&v| {
+                        p.spell(data, v);
+                        ends.push(data.len());
+                    }),
                     Kind::Text | Kind::Arrow => unreachable!("typed columns are not text"),
                 }
                 self.next_present += n;
@@ -197,6 +201,7 @@ impl ColumnWriter<'_> {
                         Kind::Decimal(p) => crate::spelling::put_decimal(out, v, *p),
                         Kind::Date => self.dates.put(out, v),
                         Kind::Timestamp(f) => self.dates.put_timestamp(out, v, *f),
+                        Kind::LogTime(p) => p.spell(out, v),
                         Kind::Text | Kind::Arrow => unreachable!("typed columns are not text"),
                     }
                     if quoted {

@@ -7,6 +7,7 @@ use arrow_schema::{DataType, TimeUnit};
 use glyd_core::copy::{extend_from_padded, MARGIN};
 
 use crate::spelling::TimeFormat;
+use crate::timepattern::TimePattern;
 
 /// Flag of a value spelled as is.
 pub const BARE: u8 = 0;
@@ -35,6 +36,9 @@ pub enum Kind {
     Date,
     /// Units of `10^-places` seconds since 1970-01-01 00:00:00, spelled as the format says.
     Timestamp(TimeFormat),
+    /// A log line's time: units of `10^-places` seconds since 1970-01-01 00:00:00 (as
+    /// written, no zone applied), spelled as the pattern says.
+    LogTime(TimePattern),
     Text,
     /// A column of an Arrow table (the Arrow table coding) stored as Arrow IPC: any type,
     /// nested included; the table's schema gives it.
@@ -42,13 +46,23 @@ pub enum Kind {
 }
 
 impl Kind {
+    /// Fraction digits of a timestamp kind's units; `None` for other kinds.
+    pub fn time_places(self) -> Option<u8> {
+        match self {
+            Kind::Timestamp(f) => Some(f.places),
+            Kind::LogTime(p) => Some(p.places()),
+            _ => None,
+        }
+    }
+
     /// The Arrow type of the column's values.
     pub fn data_type(self) -> DataType {
         match self {
             Kind::Int => DataType::Int64,
             Kind::Decimal(p) => DataType::Decimal128(18, p as i8),
             Kind::Date => DataType::Date32,
-            Kind::Timestamp(f) => DataType::Timestamp(arrow_unit(f).0, None),
+            Kind::Timestamp(f) => DataType::Timestamp(arrow_unit(f.places).0, None),
+            Kind::LogTime(p) => DataType::Timestamp(arrow_unit(p.places()).0, None),
             Kind::Text => DataType::Utf8,
             // The table schema holds the real type; a chunk read against another is refused.
             Kind::Arrow => DataType::Binary,
@@ -62,20 +76,22 @@ impl Kind {
             Kind::Date => "date".into(),
             Kind::Timestamp(f) if f.places == 0 => "timestamp".into(),
             Kind::Timestamp(f) => format!("timestamp({})", f.places),
+            Kind::LogTime(p) => format!("time '{}'", p.describe()),
             Kind::Text => "text".into(),
             Kind::Arrow => "arrow".into(),
         }
     }
 }
 
-/// The Arrow time unit for timestamps of format `f`, and the factor from `f`'s units to it.
-pub(crate) fn arrow_unit(f: TimeFormat) -> (TimeUnit, i64) {
-    let (unit, places) = match f.places {
+/// The Arrow time unit for timestamps in units of `10^-places` seconds, and the factor from
+/// those units to it.
+pub(crate) fn arrow_unit(places: u8) -> (TimeUnit, i64) {
+    let (unit, to) = match places {
         0 => (TimeUnit::Second, 0),
         1..=3 => (TimeUnit::Millisecond, 3),
         _ => (TimeUnit::Microsecond, 6),
     };
-    (unit, 10i64.pow(u32::from(places - f.places)))
+    (unit, 10i64.pow(u32::from(to - places)))
 }
 
 /// Whether every decoded value is one `kind`'s parser could have produced (readers refuse
@@ -85,6 +101,7 @@ pub(crate) fn all_in_range(kind: Kind, values: &[i64]) -> bool {
     let (low, high) = match kind {
         Kind::Date => (crate::spelling::FIRST_DAY, crate::spelling::LAST_DAY),
         Kind::Timestamp(f) => crate::spelling::timestamp_range(f),
+        Kind::LogTime(p) => p.range(),
         _ => return true,
     };
     let (least, greatest) = values

@@ -3,6 +3,7 @@
 //! count, header record and column names; and the row terminators.
 
 use crate::error::Result;
+use crate::timepattern::TimePattern;
 use crate::wire::{put_prefixed, put_varint, Cursor};
 
 /// How a table's values are spelled around their bytes.
@@ -89,6 +90,80 @@ pub struct Dialect {
     pub header: Option<Vec<u8>>,
     /// Column names: the header's fields, or `c1`, `c2`, ...
     pub names: Vec<String>,
+    /// A log fields dialect's leading fields, how each is read (one per column but the
+    /// message); empty when each is a whitespace-separated token (as before version 5).
+    pub log_fields: Vec<LogField>,
+}
+
+/// How a log line's leading field is read, from where the field before it ended: that
+/// field's closing bytes, whitespace and `open` are the text before it (kept in the row's
+/// shape); then the value, up to where `end` says.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LogField {
+    pub open: Vec<u8>,
+    pub end: FieldEnd,
+}
+
+/// Where a log line's leading field ends.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FieldEnd {
+    /// At whitespace or the line's end (a token).
+    Gap,
+    /// A token ending in these bytes: the value is the token without them.
+    Suffix(Vec<u8>),
+    /// Before the first of this byte in the token (`sshd` of `sshd[42]:`).
+    At(u8),
+    /// Where the timestamp the pattern reads ends.
+    Time(TimePattern),
+    /// At the end of this many tokens (at least 1; the whitespace between them is part of
+    /// the value).
+    Tokens(usize),
+}
+
+impl LogField {
+    /// A whitespace-separated token.
+    pub fn token() -> Self {
+        LogField {
+            open: Vec::new(),
+            end: FieldEnd::Gap,
+        }
+    }
+
+    fn encode(&self, out: &mut Vec<u8>) {
+        put_prefixed(out, &self.open);
+        match &self.end {
+            FieldEnd::Gap => out.push(0),
+            FieldEnd::Suffix(s) => {
+                out.push(1);
+                put_prefixed(out, s);
+            }
+            FieldEnd::At(b) => out.extend_from_slice(&[2, *b]),
+            FieldEnd::Time(p) => {
+                out.push(3);
+                p.encode(out);
+            }
+            FieldEnd::Tokens(n) => {
+                out.push(4);
+                put_varint(out, *n as u64);
+            }
+        }
+    }
+
+    fn decode(c: &mut Cursor<'_>) -> Result<Self> {
+        let open = c.prefixed()?.to_vec();
+        let end = match c.u8()? {
+            0 => FieldEnd::Gap,
+            1 => FieldEnd::Suffix(c.prefixed()?.to_vec()),
+            2 => FieldEnd::At(c.u8()?),
+            3 => FieldEnd::Time(TimePattern::decode(c)?),
+            4 => match c.varint()? {
+                n @ 1..=255 => FieldEnd::Tokens(n as usize),
+                n => return Err(c.corrupt(format!("a log field of {n} tokens"))),
+            },
+            e => return Err(c.corrupt(format!("unknown log field end {e}"))),
+        };
+        Ok(LogField { open, end })
+    }
 }
 
 impl Dialect {
@@ -100,6 +175,7 @@ impl Dialect {
             columns: 1,
             header: None,
             names: vec!["line".into()],
+            log_fields: Vec::new(),
         }
     }
 
@@ -113,6 +189,53 @@ impl Dialect {
             columns: k + 1,
             header: None,
             names,
+            log_fields: Vec::new(),
+        }
+    }
+
+    /// The dialect of log lines whose leading fields are read as `fields` say (all tokens
+    /// when empty), named `names` (one more than fields: the message's).
+    pub fn log_layout(fields: Vec<LogField>, names: Vec<String>) -> Self {
+        debug_assert!(fields.is_empty() || fields.len() + 1 == names.len());
+        Dialect {
+            delimiter: LOG_FIELDS,
+            style: Style::Fields,
+            columns: names.len(),
+            header: None,
+            names,
+            log_fields: fields,
+        }
+    }
+
+    /// The time pattern of a log fields dialect's `time` field, if it has one.
+    pub fn log_time(&self) -> Option<(usize, TimePattern)> {
+        self.log_fields
+            .iter()
+            .enumerate()
+            .find_map(|(i, f)| match f.end {
+                FieldEnd::Time(p) => Some((i, p)),
+                _ => None,
+            })
+    }
+
+    /// This dialect with `year` assumed for a log time spelled without one.
+    pub fn with_log_year(mut self, year: i16) -> Self {
+        for f in &mut self.log_fields {
+            if let FieldEnd::Time(p) = &mut f.end {
+                if !p.has_year() {
+                    *p = p.with_year(year);
+                }
+            }
+        }
+        self
+    }
+
+    /// The kind each column is read as regardless of its values (a log time's pattern), or
+    /// `None` where values decide.
+    pub fn kind_of(&self, column: usize) -> Option<crate::model::Kind> {
+        match self.log_fields.get(column)?.end {
+            FieldEnd::Time(p) => Some(crate::model::Kind::LogTime(p)),
+            _ => None,
         }
     }
 
@@ -138,6 +261,13 @@ impl Dialect {
         for n in &self.names {
             put_prefixed(out, n.as_bytes());
         }
+        // Version 5: a log fields dialect's fields, when not all tokens.
+        if !self.log_fields.is_empty() {
+            put_varint(out, self.log_fields.len() as u64);
+            for f in &self.log_fields {
+                f.encode(out);
+            }
+        }
     }
 
     pub fn decode(c: &mut Cursor<'_>) -> Result<Self> {
@@ -161,12 +291,23 @@ impl Dialect {
         for _ in 0..columns {
             names.push(String::from_utf8_lossy(c.prefixed()?).into_owned());
         }
+        let mut log_fields = Vec::new();
+        if style == Style::Fields && c.remaining() > 0 {
+            let n = c.bounded(c.remaining() as u64, "log field count")?;
+            if n + 1 != columns {
+                return Err(c.corrupt(format!("{n} log fields for {columns} columns")));
+            }
+            for _ in 0..n {
+                log_fields.push(LogField::decode(c)?);
+            }
+        }
         Ok(Self {
             delimiter,
             style,
             columns,
             header,
             names,
+            log_fields,
         })
     }
 }

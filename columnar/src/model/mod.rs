@@ -17,7 +17,8 @@ pub use column::{
     BARE, MAX_STAT_TEXT, NULL, QUOTED,
 };
 pub use dialect::{
-    Dialect, Style, CRLF, DELIMITERS, INSERT_VALUES, JSON_LINES, LF, LINES, LOG_FIELDS, NONE,
+    Dialect, FieldEnd, LogField, Style, CRLF, DELIMITERS, INSERT_VALUES, JSON_LINES, LF, LINES,
+    LOG_FIELDS, NONE,
 };
 pub use exceptions::Exceptions;
 pub use format::Format;

@@ -9,7 +9,7 @@ use glyd_core::Level;
 use rayon::prelude::*;
 
 use super::decode::{decode_columns, rebuild_passing};
-use super::meta::{kind_code, parse_header, put_stats, put_streams, RowRole, TAG_ROW_GROUP};
+use super::meta::{parse_header, put_kind, put_stats, put_streams, RowRole, TAG_ROW_GROUP};
 use crate::column::Link;
 use crate::error::{Error, Result};
 use crate::escapes::{self, Escapes};
@@ -22,9 +22,8 @@ use crate::wire::{put_varint, Cursor};
 /// `escapes`: those of the table's text values (see [`crate::escapes`]).
 pub fn encode(src: &[u8], table: usize, d: &Dialect, escapes: Escapes, level: Level) -> Encoded {
     let shredded = crate::shred::shred(src, d);
-    let empty_is_null = d.style.empty_is_null();
     let grown = d.with_added(&shredded.added);
-    let out = encode_shredded(src, table, &shredded, empty_is_null, escapes, level);
+    let out = encode_shredded(src, table, &shredded, d, escapes, level);
     match verify(&out, src, table, &grown) {
         Ok(()) => Encoded {
             bytes: out,
@@ -40,7 +39,7 @@ pub fn encode(src: &[u8], table: usize, d: &Dialect, escapes: Escapes, level: Le
                 verbatim.exceptions.push(0, line);
             }
             Encoded {
-                bytes: encode_shredded(src, table, &verbatim, empty_is_null, escapes, level),
+                bytes: encode_shredded(src, table, &verbatim, d, escapes, level),
                 added: Vec::new(),
             }
         }
@@ -189,15 +188,20 @@ fn encode_shredded(
     src: &[u8],
     table: usize,
     s: &crate::model::Shredded,
-    empty_is_null: bool,
+    d: &Dialect,
     escapes: Escapes,
     level: Level,
 ) -> Vec<u8> {
+    let empty_is_null = d.style.empty_is_null();
     let mut candidates: Vec<Vec<crate::model::EncodedColumn>> = s
         .columns
         .par_iter()
-        .map(|c| {
-            let mut cands = crate::column::encode(c, empty_is_null);
+        .enumerate()
+        .map(|(i, c)| {
+            let mut cands = match d.kind_of(i) {
+                Some(kind) => crate::column::encode_as(c, kind, empty_is_null),
+                None => crate::column::encode(c, empty_is_null),
+            };
             // Statistics describe values as read: where escapes are undone, the text range
             // is of the undone values (a filter compares with those).
             if escapes.in_bytes(&c.data) {
@@ -293,9 +297,7 @@ fn assemble(
         streams.into_iter().filter(|&(_, n)| n > 0).collect()
     };
     for c in &columns {
-        let (code, places) = kind_code(c.kind);
-        header.push(code);
-        header.extend(places);
+        put_kind(&mut header, c.kind);
         put_varint(&mut header, c.raw_bytes);
         put_stats(&mut header, &c.stats);
         let streams: Vec<(u8, usize)> = c

@@ -65,6 +65,8 @@ pub struct RowGroupMeta {
     pub end: u64,
 }
 
+/// A kind's code and the byte after it; a log time's pattern follows those (see
+/// [`put_kind`]).
 pub(crate) fn kind_code(k: Kind) -> (u8, Option<u8>) {
     match k {
         Kind::Int => (0, None),
@@ -73,6 +75,17 @@ pub(crate) fn kind_code(k: Kind) -> (u8, Option<u8>) {
         Kind::Timestamp(f) => (4, Some(f.to_byte())),
         Kind::Text => (3, None),
         Kind::Arrow => (5, None),
+        Kind::LogTime(_) => (6, None),
+    }
+}
+
+/// Appends kind `k` as a column's header gives it: its code, then its format byte or pattern.
+pub(crate) fn put_kind(out: &mut Vec<u8>, k: Kind) {
+    let (code, extra) = kind_code(k);
+    out.push(code);
+    out.extend(extra);
+    if let Kind::LogTime(p) = k {
+        p.encode(out);
     }
 }
 
@@ -226,6 +239,7 @@ pub fn parse_header(src: &[u8], offset: u64, columns: &[usize]) -> Result<RowGro
                 )
             }
             5 => Kind::Arrow,
+            6 => Kind::LogTime(crate::timepattern::TimePattern::decode(&mut h)?),
             k => return Err(h.corrupt(format!("unknown column kind {k}"))),
         };
         let raw_bytes = h.bounded(input_len, "column size")? as u64;

@@ -422,6 +422,7 @@ fn sniff_among(
         style: Style::Csv,
         columns,
         header,
+        log_fields: Vec::new(),
         names,
     })
 }
@@ -519,6 +520,7 @@ mod tests {
             style: Style::Csv,
             columns: 2,
             header: None,
+            log_fields: Vec::new(),
             names: vec!["a".into(), "b".into()],
         };
         for src in [

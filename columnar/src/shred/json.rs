@@ -223,6 +223,7 @@ pub fn sniff(sample: &[u8], whole: bool) -> Option<Dialect> {
         style: Style::Json,
         columns: names.len(),
         header: None,
+        log_fields: Vec::new(),
         names: names
             .iter()
             .map(|n| String::from_utf8_lossy(n).into_owned())

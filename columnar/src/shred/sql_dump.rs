@@ -100,6 +100,7 @@ fn copy_dialect(columns: &[String], first_row: &[u8]) -> Dialect {
         style: Style::Copy,
         columns: names.len(),
         header: None,
+        log_fields: Vec::new(),
         names,
     }
 }
@@ -324,6 +325,7 @@ fn insert_dialect(columns: &[String], arity: usize) -> Option<Dialect> {
         style: Style::Sql,
         columns: arity,
         header: None,
+        log_fields: Vec::new(),
         names,
     })
 }

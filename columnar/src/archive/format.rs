@@ -15,22 +15,13 @@ pub const MAGIC: [u8; 4] = [0x89, b'G', b'L', b'R'];
 /// Last bytes of every record archive.
 pub const END_MAGIC: [u8; 4] = [b'R', b'L', b'G', 0x89];
 
-/// The newest format version this build reads and writes: 5, whose log lines dialects say
-/// how each leading field is read (a time pattern, a level between brackets...) and whose
-/// columns may be log times. Version 4 JSON lines archives may define further tables of the
-/// same name, each with more columns (keys that appeared after the first), which read as one
-/// table. Other archives are written as version 3 (scaled integer planes, Arrow tables,
-/// words), which versions 4 and 5 only extend.
+/// The format version this build writes, and the newest it reads: 5, whose log lines
+/// dialects say how each leading field is read (a time pattern, a level between brackets...),
+/// whose columns may be log times, and whose integers may be stored as a dictionary. Version
+/// 4 JSON lines archives may define further tables of the same name, each with more columns
+/// (keys that appeared after the first), which read as one table; version 3 added scaled
+/// integer planes, Arrow tables and words. Each version only extends the one before.
 pub const VERSION: u8 = 5;
-
-/// The version an archive of `format` is written as: the oldest that has what it uses.
-fn version_for(format: &Format) -> u8 {
-    match format {
-        Format::LogLines(d) if !d.log_fields.is_empty() => 5,
-        Format::JsonLines(_) => 4,
-        _ => 3,
-    }
-}
 
 /// The oldest format version this build reads (version 2 is version 3 without what it added).
 pub const OLDEST_VERSION: u8 = 2;
@@ -80,7 +71,7 @@ pub(crate) fn header_bytes(f: &Format, level: Level) -> Result<Vec<u8>> {
         }
     }
     let mut out = MAGIC.to_vec();
-    out.push(version_for(f));
+    out.push(VERSION);
     out.push(level.number());
     put_prefixed(&mut out, &desc);
     let sum = glyd_core::checksum(&out[4..]);

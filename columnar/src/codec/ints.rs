@@ -1,6 +1,7 @@
 //! Integer streams: a column's present values as zigzag varints (plain or as differences), as
 //! byte planes of each value minus the smallest (plain or of differences), or as byte planes
-//! divided by the values' common step; the mode byte first. A stream may also be stored
+//! divided by the values' common step, or as ids into a dictionary of the distinct values; the
+//! mode byte first. A stream may also be stored
 //! against another column (modes [`RELATIVE`] and [`ORDERED`], resolved by the column layer).
 //! Planes can stay undecoded until a reader asks for some rows ([`Planes`]).
 
@@ -42,12 +43,102 @@ type IntCoding = fn(&[i64]) -> Option<Vec<u8>>;
 
 /// The integer codings, each `None` where it does not apply: varints, byte planes, delta
 /// byte planes and, when the values share a step above 1, scaled byte planes.
-pub(crate) const INT_CODINGS: [IntCoding; 4] = [
+pub(crate) const INT_CODINGS: [IntCoding; 5] = [
     |v| Some(encode_ints(v)),
     |v| Some(planes(v, false)),
     |v| Some(planes(v, true)),
     scaled_planes,
+    dictionary,
 ];
+
+/// Integer stream mode: a dictionary of the distinct values, then each value's id in it.
+pub(crate) const DICTIONARY: u8 = 7;
+
+/// Most entries of an integer dictionary (ids are at most two bytes).
+const MAX_INT_DICT: usize = 1 << 16;
+
+/// Values as ids into the ascending list of their distinct values (mode 7), when they repeat
+/// (at most half as many distinct values as values, judged first on the first 1,024): a
+/// thread id or a status code repeats a few values in no order, which differences and planes
+/// cannot exploit and an entropy coder over ids can.
+fn dictionary(values: &[i64]) -> Option<Vec<u8>> {
+    let distinct = |v: &[i64]| {
+        let mut d = v.to_vec();
+        d.sort_unstable();
+        d.dedup();
+        d
+    };
+    let head = &values[..values.len().min(1024)];
+    if values.len() < 4 || distinct(head).len() * 2 > head.len() {
+        return None;
+    }
+    let dict = distinct(values);
+    if dict.len() * 2 > values.len() || dict.len() > MAX_INT_DICT {
+        return None;
+    }
+    let mut out = vec![DICTIONARY];
+    put_varint(&mut out, dict.len() as u64);
+    put_varint(&mut out, zigzag(dict[0]));
+    for w in dict.windows(2) {
+        // Strictly ascending: each gap is at least 1, stored less 1.
+        put_varint(&mut out, w[1].wrapping_sub(w[0]) as u64 - 1);
+    }
+    let width = if dict.len() <= 256 { 1 } else { 2 };
+    out.push(width as u8);
+    let ids: Vec<u16> = values
+        .iter()
+        .map(|v| dict.binary_search(v).expect("a value of the dictionary") as u16)
+        .collect();
+    for plane in 0..width {
+        out.extend(ids.iter().map(|&id| (id >> (8 * plane)) as u8));
+    }
+    Some(out)
+}
+
+/// Reads a mode 7 stream (after its mode byte) of `count` values.
+fn decode_dictionary(c: &mut Cursor<'_>, count: usize) -> Result<Vec<i64>> {
+    // Each entry is at least one byte.
+    let entries = c.bounded(c.remaining() as u64, "dictionary size")?;
+    if entries == 0 || entries > MAX_INT_DICT {
+        return Err(c.corrupt(format!("an integer dictionary of {entries} values")));
+    }
+    let mut dict = Vec::with_capacity(entries);
+    dict.push(unzigzag(c.varint()?));
+    for _ in 1..entries {
+        let gap = c.varint()?;
+        let next = i64::try_from(gap)
+            .ok()
+            .and_then(|g| g.checked_add(1))
+            .and_then(|g| dict[dict.len() - 1].checked_add(g))
+            .ok_or_else(|| c.corrupt("an integer dictionary past the 64-bit range"))?;
+        dict.push(next);
+    }
+    let width = usize::from(c.u8()?);
+    if !(1..=2).contains(&width) || (width == 1 && entries > 256) {
+        return Err(c.corrupt(format!("{width}-byte ids for {entries} values")));
+    }
+    let ids = c.bytes(
+        count
+            .checked_mul(width)
+            .ok_or_else(|| c.corrupt("too many ids"))?,
+    )?;
+    let mut out = Vec::with_capacity(count);
+    for i in 0..count {
+        let id = match width {
+            1 => usize::from(ids[i]),
+            _ => usize::from(ids[i]) | usize::from(ids[count + i]) << 8,
+        };
+        out.push(*dict.get(id).ok_or_else(|| {
+            Error::corrupt(
+                "integer stream",
+                0,
+                format!("id {id} past a dictionary of {entries}"),
+            )
+        })?);
+    }
+    c.finish()?;
+    Ok(out)
+}
 
 /// Varints decode one value after another (each value's length says where the next starts),
 /// byte planes all at once: about twice as fast on TPC-H lineitem's dates and taxes. A long
@@ -308,6 +399,9 @@ pub(crate) fn decode_ints(src: &[u8], count: usize) -> Result<Vec<i64>> {
     }
     let mut c = Cursor::new(src, 0, "integer stream");
     let mode = c.u8()?;
+    if mode == DICTIONARY {
+        return decode_dictionary(&mut c, count);
+    }
     if mode > 1 {
         return Err(c.corrupt(format!("unknown integer mode {mode}")));
     }

@@ -1,7 +1,7 @@
 //! How a column chunk is coded, as `glyd inspect` describes it, read from the chunk's roles and
 //! the head of its integer and follows streams.
 use super::decoded::{Follow, Link};
-use crate::codec::ints::{DELTA_PLANES, ORDERED, PLANES, RELATIVE, SCALED_PLANES};
+use crate::codec::ints::{DELTA_PLANES, DICTIONARY, ORDERED, PLANES, RELATIVE, SCALED_PLANES};
 use crate::model::{Kind, Role};
 use crate::wire::Cursor;
 
@@ -27,6 +27,8 @@ pub enum Coding {
     },
     /// Integers as byte planes of (value minus the smallest) ÷ their common step (mode 6).
     ScaledPlanes,
+    /// Integers as ids into a dictionary of their distinct values (mode 7).
+    IntDictionary,
     /// Integers stored against another column (integer modes 4 and 5).
     Linked(Link),
     /// A typed column whose every row is null.
@@ -73,6 +75,7 @@ impl Coding {
                 deltas: m == DELTA_PLANES,
             },
             SCALED_PLANES => Coding::ScaledPlanes,
+            DICTIONARY => Coding::IntDictionary,
             m => Coding::Varints { deltas: m == 1 },
         }
     }
@@ -91,6 +94,7 @@ impl Coding {
             Coding::Planes { deltas: false } => "byte planes".into(),
             Coding::Planes { deltas: true } => "delta byte planes".into(),
             Coding::ScaledPlanes => "scaled byte planes".into(),
+            Coding::IntDictionary => "dictionary of values".into(),
             Coding::Linked(Link::Relative(b)) => format!("minus {}", name(b)),
             Coding::Linked(Link::Ordered(b)) => format!("in order of {}", name(b)),
             Coding::Nulls => "all null".into(),

@@ -272,6 +272,32 @@ proptest! {
         }
     }
 
+    /// Values that repeat code as a dictionary of them (ids of one or two bytes, entries as far
+    /// apart as the 64-bit range allows) and decode back; any damage to the stream is an error
+    /// or other values, never a panic.
+    #[test]
+    fn repeating_values_code_as_a_dictionary(
+        pool in proptest::collection::vec(any::<i64>(), 1..400),
+        picks in proptest::collection::vec(any::<u16>(), 800..2000),
+        extremes in any::<bool>(),
+        cut in any::<usize>(),
+        flip in any::<(usize, u8)>(),
+    ) {
+        let mut pool = pool;
+        if extremes {
+            pool.extend([i64::MIN, i64::MAX, 0]);
+        }
+        let values: Vec<i64> = picks.iter().map(|&p| pool[usize::from(p) % pool.len()]).collect();
+        let s = INT_CODINGS[4](&values).expect("repeating values have a dictionary");
+        prop_assert_eq!(s[0], 7);
+        prop_assert_eq!(&decode_ints(&s, values.len()).unwrap(), &values);
+        let _ = decode_ints(&s[..cut % s.len()], values.len());
+        let mut bad = s.clone();
+        let at = flip.0 % bad.len();
+        bad[at] ^= flip.1;
+        let _ = decode_ints(&bad, values.len());
+    }
+
     /// Varints decode to their values where small ones come in runs of eight or more (read
     /// eight at a time) and where runs are cut by larger ones.
     #[test]

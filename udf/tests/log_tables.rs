@@ -35,7 +35,7 @@ const EXPECTED: [(&str, &[&str], TimeUnit); 10] = [
     ),
     ("HDFS", &["time", "pid", "level"], TimeUnit::Second),
     // The tokens before a time in mid-line are one field where that codes smaller.
-    ("HPC", &["f1", "time", "f3"], TimeUnit::Second),
+    ("HPC", &["f1", "f2", "time", "f4"], TimeUnit::Second),
     ("Hadoop", &["time", "level"], TimeUnit::Millisecond),
     ("Linux", &["time"], TimeUnit::Second),
     (

@@ -4,6 +4,8 @@
 //! dictionary, variables to one stream grouped by template and hole, so that values of the same
 //! hole sit together where the compressor finds them alike.
 
+use crate::model::FastMap;
+
 /// The byte that marks a hole in a template.
 pub const HOLE: u8 = 0x01;
 /// The byte that ends each variable in the variables stream.
@@ -51,6 +53,28 @@ pub fn split<'a>(v: &'a [u8], template: &mut Vec<u8>, vars: &mut Vec<&'a [u8]>) 
             template.extend_from_slice(p);
         }
     });
+}
+
+/// Each value's template numbered in order of first appearance: the groups an integer column
+/// stored grouped by a text column (integer mode 8) is listed in.
+pub fn template_keys<'a>(values: impl Iterator<Item = &'a [u8]>) -> Vec<i64> {
+    let mut first: FastMap<Vec<u8>, i64> = FastMap::default();
+    let (mut template, mut vars) = (Vec::new(), Vec::new());
+    values
+        .map(|v| {
+            template.clear();
+            vars.clear();
+            split(v, &mut template, &mut vars);
+            let n = first.len() as i64;
+            match first.get(&template) {
+                Some(&k) => k,
+                None => {
+                    first.insert(template.clone(), n);
+                    n
+                }
+            }
+        })
+        .collect()
 }
 
 /// How people write a hole: loghub's and Drain's `<*>`.

@@ -1,7 +1,9 @@
 //! How a column chunk is coded, as `glyd inspect` describes it, read from the chunk's roles and
 //! the head of its integer and follows streams.
 use super::decoded::{Follow, Link};
-use crate::codec::ints::{DELTA_PLANES, DICTIONARY, ORDERED, PLANES, RELATIVE, SCALED_PLANES};
+use crate::codec::ints::{
+    DELTA_PLANES, DICTIONARY, GROUPED, ORDERED, PLANES, RELATIVE, SCALED_PLANES,
+};
 use crate::model::{Kind, Role};
 use crate::wire::Cursor;
 
@@ -29,7 +31,7 @@ pub enum Coding {
     ScaledPlanes,
     /// Integers as ids into a dictionary of their distinct values (mode 7).
     IntDictionary,
-    /// Integers stored against another column (integer modes 4 and 5).
+    /// Integers stored against another column (integer modes 4, 5 and 8).
     Linked(Link),
     /// A typed column whose every row is null.
     Nulls,
@@ -63,14 +65,16 @@ impl Coding {
         };
         let linked = |mode: u8| {
             let b = index(&ints[1..])?;
-            Some(Coding::Linked(if mode == RELATIVE {
-                Link::Relative(b)
-            } else {
-                Link::Ordered(b)
+            Some(Coding::Linked(match mode {
+                RELATIVE => Link::Relative(b),
+                ORDERED => Link::Ordered(b),
+                _ => Link::Grouped(b),
             }))
         };
         match ints[0] {
-            m @ (RELATIVE | ORDERED) => linked(m).unwrap_or(Coding::Varints { deltas: false }),
+            m @ (RELATIVE | ORDERED | GROUPED) => {
+                linked(m).unwrap_or(Coding::Varints { deltas: false })
+            }
             m @ (PLANES | DELTA_PLANES) => Coding::Planes {
                 deltas: m == DELTA_PLANES,
             },
@@ -97,6 +101,7 @@ impl Coding {
             Coding::IntDictionary => "dictionary of values".into(),
             Coding::Linked(Link::Relative(b)) => format!("minus {}", name(b)),
             Coding::Linked(Link::Ordered(b)) => format!("in order of {}", name(b)),
+            Coding::Linked(Link::Grouped(b)) => format!("grouped by {}'s templates", name(b)),
             Coding::Nulls => "all null".into(),
             Coding::Arrow => "Arrow IPC".into(),
         }

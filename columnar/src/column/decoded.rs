@@ -4,7 +4,7 @@
 use arrow_array::ArrayRef;
 
 use crate::codec::dict::check_text_size;
-use crate::codec::ints::{decode_ints, plane_layout, Planes, ORDERED, RELATIVE};
+use crate::codec::ints::{decode_ints, plane_layout, Planes, GROUPED, ORDERED, RELATIVE};
 use crate::error::{Error, Result};
 use crate::model::{all_in_range, has_value, Kind, Role, ABSENT, BARE};
 use crate::wire::{put_varint, Cursor};
@@ -54,13 +54,16 @@ pub enum Link {
     Relative(usize),
     /// In the order of column `.0`'s values (integer mode 5).
     Ordered(usize),
+    /// Grouped by the template of text column `.0`'s value in each row (integer mode 8): a
+    /// pid or a time stored beside the others of its event.
+    Grouped(usize),
 }
 
 impl Link {
     /// The column this one depends on.
     pub fn base(self) -> usize {
         match self {
-            Link::Relative(b) | Link::Ordered(b) => b,
+            Link::Relative(b) | Link::Ordered(b) | Link::Grouped(b) => b,
         }
     }
 }
@@ -245,14 +248,14 @@ pub fn decode(
             }
         }
         let (values, link) = match ints.first() {
-            Some(&mode @ (RELATIVE | ORDERED)) => {
+            Some(&mode @ (RELATIVE | ORDERED | GROUPED)) => {
                 let mut c = Cursor::new(&ints[1..], 0, "integer stream");
                 let base = c.bounded(u64::from(u32::MAX), "base column")?;
                 let at = ints.len() - c.remaining();
-                let link = if mode == RELATIVE {
-                    Link::Relative(base)
-                } else {
-                    Link::Ordered(base)
+                let link = match mode {
+                    RELATIVE => Link::Relative(base),
+                    ORDERED => Link::Ordered(base),
+                    _ => Link::Grouped(base),
                 };
                 (decode_ints(&ints[at..], present)?, Some(link))
             }

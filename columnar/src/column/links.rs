@@ -1,11 +1,12 @@
-//! Columns stored against another column of their row group: integers as differences from it
-//! or in its order ([`Link`]), text as one value per distinct value of it or as a copy of it
+//! Columns stored against another column of their row group: integers as differences from it,
+//! in its order or grouped by its values' templates ([`Link`]), text as one value per distinct value of it or as a copy of it
 //! ([`Follow`]); the candidates a writer tries, and the resolution a reader runs, bases first.
 
 use super::decoded::{Column, Follow, Link};
 use super::infer::stored_flag;
 use crate::codec::dict::{check_text_size, entries_streams};
-use crate::codec::ints::{int_streams, ORDERED, RELATIVE};
+use crate::codec::ints::{int_streams, GROUPED, ORDERED, RELATIVE};
+use crate::codec::template::template_keys;
 use crate::error::{Error, Result};
 use crate::model::{
     all_in_range, has_value, EncodedColumn, FastMap, Kind, RawColumn, Role, Stats, BARE,
@@ -137,7 +138,8 @@ fn values_of(
 }
 
 /// Integer stream candidates for `values` (a column's present values; `flags` its flags, if
-/// any) linked to the base column whose values in every row are `base_values`.
+/// any) linked to the base column whose values in every row are `base_values` (for
+/// [`Link::Grouped`], its values' [`template_keys`]).
 pub fn linked_candidates(
     values: &[i64],
     flags: Option<&[u8]>,
@@ -148,6 +150,7 @@ pub fn linked_candidates(
     let mode = match link {
         Link::Relative(_) => RELATIVE,
         Link::Ordered(_) => ORDERED,
+        Link::Grouped(_) => GROUPED,
     };
     int_streams(&seq)
         .into_iter()
@@ -161,7 +164,7 @@ pub fn linked_candidates(
 }
 
 /// The sequence a linked column stores: differences from the base in the same rows, or the
-/// values in the base's order.
+/// values in the base's order (for [`Link::Grouped`], `base_values` are its template keys).
 pub fn linked_sequence(
     values: &[i64],
     flags: Option<&[u8]>,
@@ -173,7 +176,7 @@ pub fn linked_sequence(
             .zip(values)
             .map(|(row, &v)| v.wrapping_sub(base_values[row]))
             .collect(),
-        Link::Ordered(_) => order_of(base_values, flags)
+        Link::Ordered(_) | Link::Grouped(_) => order_of(base_values, flags)
             .into_iter()
             .map(|i| values[i])
             .collect(),
@@ -283,6 +286,13 @@ pub fn resolve_links(columns: &mut [Option<Column>], rows: usize, max_text: usiz
                     waiting = true;
                     continue;
                 }
+                Some(Some(base @ Column::Text { .. }))
+                    if b != j && matches!(link, Link::Grouped(_)) =>
+                {
+                    let (data, ends) = values_of(base, rows, max_text)
+                        .map_err(|_| bad(format!("column {j}'s base column {b} is too long")))?;
+                    template_keys(ends.windows(2).map(|w| &data[w[0] as usize..w[1] as usize]))
+                }
                 // Without nulls: no flags, or every row a value (quoted ones, in JSON).
                 Some(Some(Column::Typed {
                     kind: k,
@@ -291,6 +301,7 @@ pub fn resolve_links(columns: &mut [Option<Column>], rows: usize, max_text: usiz
                     link: None,
                     planes,
                 })) if b != j
+                    && !matches!(link, Link::Grouped(_))
                     && (*k == kind || matches!(link, Link::Ordered(_)))
                     && flags
                         .as_ref()
@@ -303,8 +314,8 @@ pub fn resolve_links(columns: &mut [Option<Column>], rows: usize, max_text: usiz
                 }
                 _ => {
                     return Err(bad(format!(
-                        "column {j} is linked to column {b}, which is not a typed column \
-                         without nulls of a kind it can follow"
+                        "column {j} is linked to column {b}, which is not a column it can \
+                         follow (a typed column without nulls, or text for mode 8)"
                     )))
                 }
             };
@@ -330,7 +341,7 @@ pub fn resolve_links(columns: &mut [Option<Column>], rows: usize, max_text: usiz
                         *v = v.wrapping_add(base_values[row]);
                     }
                 }
-                Link::Ordered(_) => {
+                Link::Ordered(_) | Link::Grouped(_) => {
                     let mut out = vec![0; values.len()];
                     for (&v, i) in values.iter().zip(order_of(&base_values, flags)) {
                         out[i] = v;

@@ -89,6 +89,40 @@ proptest! {
     }
 }
 
+proptest! {
+    /// A column with nulls grouped by the templates of a text column comes back as it was
+    /// through every candidate stream and every coding of the text column.
+    #[test]
+    fn grouped_columns_resolve_to_their_values(
+        rows in proptest::collection::vec(
+            (0usize..4, any::<u16>(), any::<i32>(), any::<bool>()),
+            1..200,
+        ),
+    ) {
+        let words = ["open", "close blk_", "read ", ""];
+        let mut text = RawColumn::default();
+        for r in &rows {
+            text.push(format!("{}{} x", words[r.0], r.1).as_bytes(), BARE);
+        }
+        let keys = crate::codec::template::template_keys((0..rows.len()).map(|r| text.value(r)));
+        let flags: Vec<u8> = rows.iter().map(|r| if r.3 { NULL } else { BARE }).collect();
+        let vals: Vec<i64> = rows.iter().filter(|r| !r.3).map(|r| i64::from(r.2)).collect();
+        for coded in encode(&text, true) {
+            for ints in linked_candidates(&vals, Some(&flags), &keys, Link::Grouped(0)) {
+                let base = decode(coded.kind, rows.len(), 1 << 20, coded.streams.clone(), false)
+                    .unwrap();
+                let col = decode(Kind::Int, rows.len(), 0, vec![
+                    (Role::Flags, flags.clone()),
+                    (Role::Ints, ints),
+                ], true).unwrap();
+                let mut cols = vec![Some(base), Some(col)];
+                resolve_links(&mut cols, rows.len(), 1 << 20).unwrap();
+                prop_assert_eq!(values(&cols[1]), &vals[..]);
+            }
+        }
+    }
+}
+
 /// The kind the first rows suggest holds only if every later value agrees.
 #[test]
 fn later_values_overrule_the_presumed_kind() {

@@ -10,10 +10,12 @@ use rayon::prelude::*;
 
 use super::decode::{decode_columns, rebuild_passing};
 use super::meta::{parse_header, put_kind, put_stats, put_streams, RowRole, TAG_ROW_GROUP};
+use crate::codec::ints::local_estimate;
+use crate::codec::template::template_keys;
 use crate::column::Link;
 use crate::error::{Error, Result};
 use crate::escapes::{self, Escapes};
-use crate::model::{Dialect, Kind, RawColumn, Role, Stats, LF};
+use crate::model::{Dialect, Kind, RawColumn, Role, Stats, BARE, LF};
 use crate::wire::{put_varint, Cursor};
 
 /// Shreds, codes and compresses one row group of `src` (whole records of table number
@@ -342,6 +344,9 @@ fn assemble(
 /// Most key columns whose order other columns are tried in.
 const MAX_KEYS: usize = 2;
 
+/// Most text columns whose templates other columns are tried grouped by.
+const MAX_GROUP_BASES: usize = 4;
+
 /// Rows that [`add_linked_candidates`] looks at to judge a link.
 const LINK_SAMPLE: usize = 1 << 14;
 
@@ -352,7 +357,9 @@ const LINK_SAMPLE: usize = 1 << 14;
 /// (a table dumped out of key order: its dates read in key order ascend). Keys are never
 /// linked themselves, and differences only go to earlier columns, so links cannot cycle.
 /// And a repeating text column whose value is a function of an earlier column's (an event
-/// template of its event id) gets a candidate that stores one value per value of that column.
+/// template of its event id) gets a candidate that stores one value per value of that column;
+/// an integer column whose values sit better beside those of the same template of a text
+/// column (a log's pids by event) gets one stored grouped by it.
 fn add_linked_candidates(candidates: &mut [Vec<crate::model::EncodedColumn>], raw: &[RawColumn]) {
     let typed = |c: &crate::model::EncodedColumn| c.kind != Kind::Text && c.kind != Kind::Arrow;
     let flags = |c: &crate::model::EncodedColumn| -> Option<Vec<u8>> {
@@ -458,6 +465,48 @@ fn add_linked_candidates(candidates: &mut [Vec<crate::model::EncodedColumn>], ra
             })
             .min_by_key(|c| c.streams.iter().map(|(_, s)| s.len()).sum::<usize>());
         following.extend(found.map(|c| (j, c)));
+    }
+    // Text columns that follow none are the bases an integer column may be grouped by (its
+    // values listed by their rows' templates there): as roots they close no cycle.
+    let bases: Vec<(usize, Vec<i64>)> = (0..candidates.len())
+        .filter(|&i| candidates[i][0].kind == Kind::Text && following.iter().all(|f| f.0 != i))
+        .filter(|&i| raw[i].rows() >= 2 && raw[i].flags.iter().all(|&f| f == BARE))
+        .filter_map(|i| {
+            let n = raw[i].rows().min(LINK_SAMPLE);
+            let keys = template_keys((0..n).map(|r| raw[i].value(r)));
+            let groups = keys.iter().max().map_or(0, |&k| k as usize + 1);
+            (groups >= 2 && groups * 4 <= n).then_some((i, keys))
+        })
+        .take(MAX_GROUP_BASES)
+        .collect();
+    for (j, cands) in candidates.iter().enumerate() {
+        let cj = &cands[0];
+        if !typed(cj) || keys.contains(&j) || flags(cj).is_some() {
+            continue;
+        }
+        let sample = cj.values.len().min(LINK_SAMPLE);
+        let own = local_estimate(&cj.values[..sample]);
+        let best = bases
+            .iter()
+            .filter(|(i, _)| raw[*i].rows() == cj.values.len())
+            .map(|(i, keys)| {
+                let link = Link::Grouped(*i);
+                let seq = crate::column::linked_sequence(
+                    &cj.values[..sample],
+                    None,
+                    &keys[..sample],
+                    link,
+                );
+                (local_estimate(&seq), link)
+            })
+            .min_by_key(|&(est, _)| est);
+        if let Some((_, link)) = best.filter(|&(est, _)| est * 10 < own * 9) {
+            let base = &raw[link.base()];
+            let keys = template_keys((0..base.rows()).map(|r| base.value(r)));
+            for ints in crate::column::linked_candidates(&cj.values, None, &keys, link) {
+                extra.push((j, ints));
+            }
+        }
     }
     for (j, c) in following {
         candidates[j].push(c);

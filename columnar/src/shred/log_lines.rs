@@ -7,6 +7,8 @@
 //! fields. How many fields lead is chosen on a sample by trying each count that most lines
 //! reach and keeping the one that compresses smallest.
 
+use std::ops::Range;
+
 use super::lines::{shred_lines, Found};
 use crate::model::{Dialect, FieldEnd, LogField, Shape, Shredded, BARE};
 use crate::timepattern::TimePattern;
@@ -304,18 +306,12 @@ fn role_of(rows: &[&Vec<&[u8]>], t: usize) -> Role {
     Role::Token
 }
 
-/// Leading fields and their names for `roles` (one per token), up to token `k`; with `head`,
-/// the `head` tokens before the time as one field (`f1`: several tokens, coded as text).
-fn layout(roles: &[Role], k: usize, head: usize) -> Dialect {
+/// Leading fields and their names for `roles` (one per token), up to token `k`; the tokens
+/// in `head` (those before the time, or all but the leading integers of them) as one field
+/// (several tokens, coded as text).
+fn layout(roles: &[Role], k: usize, head: Range<usize>) -> Dialect {
     let mut fields = Vec::new();
     let mut names: Vec<String> = Vec::new();
-    if head > 0 {
-        fields.push(LogField {
-            open: Vec::new(),
-            end: FieldEnd::Tokens(head),
-        });
-        names.push("f1".into());
-    }
     let time_first = matches!(roles.first(), Some(Role::Time(_)));
     let name = |names: &mut Vec<String>, want: &str| {
         let n = names.len() + 1;
@@ -325,7 +321,17 @@ fn layout(roles: &[Role], k: usize, head: usize) -> Dialect {
             want.to_string()
         });
     };
-    for (t, role) in roles.iter().take(k).enumerate().skip(head) {
+    for (t, role) in roles.iter().take(k).enumerate() {
+        if head.contains(&t) {
+            if t == head.start {
+                fields.push(LogField {
+                    open: Vec::new(),
+                    end: FieldEnd::Tokens(head.len()),
+                });
+                name(&mut names, "");
+            }
+            continue;
+        }
         let after_time = t > 0 && matches!(roles[t - 1], Role::Time(_));
         let next_is_process = matches!(roles.get(t + 1), Some(Role::ProcessPid(_) | Role::Colon));
         match role {
@@ -452,21 +458,25 @@ pub fn choose(sample: &[u8], year: i16, size: &mut dyn FnMut(&[u8], &Dialect) ->
     if time.is_none() {
         best = Some((size(trial, &Dialect::lines()), Dialect::lines()));
     }
-    // Tokens before a time that leads nothing named may also be one field.
-    let head = match time {
-        Some((t, _))
-            if t >= 2
-                && roles[..t]
-                    .iter()
-                    .all(|r| matches!(r, Role::Token | Role::Int)) =>
+    // Tokens before a time that leads nothing named may also be one field, after the leading
+    // integers (a record number) or with them.
+    let mut heads: Vec<Range<usize>> = vec![Range::default()];
+    if let Some((t, _)) = time {
+        if t >= 2
+            && roles[..t]
+                .iter()
+                .all(|r| matches!(r, Role::Token | Role::Int))
         {
-            t
+            heads.push(0..t);
+            let ints = roles[..t].iter().take_while(|r| **r == Role::Int).count();
+            if ints > 0 && t - ints >= 2 {
+                heads.push(ints..t);
+            }
         }
-        _ => 0,
-    };
+    }
     for k in low..=high {
-        for head in [0, head].into_iter().take(1 + usize::from(head > 0)) {
-            let d = layout(&roles, k, head);
+        for head in &heads {
+            let d = layout(&roles, k, head.clone());
             let s = size(trial, &d);
             if best.as_ref().is_none_or(|b| s < b.0) {
                 best = Some((s, d));

@@ -43,6 +43,7 @@ FENCES = {
         "main.rs",           # mimalloc's option setter
     ],
     "udf/src": [],           # #![forbid(unsafe_code)]
+    "connectors/src": [],    # #![forbid(unsafe_code)]
 }
 
 

@@ -169,7 +169,8 @@ pub struct Args {
 
     /// Memory decoding may hold at once, e.g. 512M, 4G (default 1G): decoding runs fewer
     /// blocks or row groups in parallel to stay under it, and an archive that needs more for
-    /// one block or row group is refused before anything is allocated for it
+    /// one block or row group is refused before anything is allocated for it. For glyd sink,
+    /// its memory budget (default 512M): requests in flight and archives being written
     #[arg(long, value_name = "SIZE", global = true, value_parser = parse_memory)]
     pub memory: Option<u64>,
 
@@ -344,6 +345,44 @@ pub enum Command {
         /// named in queries
         #[arg(long)]
         read_only: bool,
+    },
+    /// Receive events and land them as queryable record archives in a lake (a service)
+    ///
+    /// HTTP: POST /<stream> with JSON lines or a JSON array (plain, gzip or zstd), or the
+    /// Elasticsearch _bulk API (POST /_bulk, POST /<index>/_bulk: the index is the stream),
+    /// so shippers' Elasticsearch outputs write here unchanged. A request is answered 200
+    /// only once its events are in the write-ahead log and synced; archives are written
+    /// from the log to OUT/<stream>/dt=YYYY-MM-DD/hour=HH/ when a log segment reaches
+    /// --roll-size or --roll-age, and on SIGTERM or SIGINT (which stop the sink cleanly).
+    /// GET /metrics (Prometheus) and GET /health are served on every HTTP address.
+    ///
+    /// Each event is a row: `time` (from its @timestamp, time or timestamp key, else when it
+    /// arrived), then its keys as columns (nested values as JSON text).
+    Sink {
+        /// Address to serve HTTP on, e.g. 127.0.0.1:8080 (repeatable)
+        #[arg(long, value_name = "ADDR", required = true)]
+        http: Vec<String>,
+        /// The lake: archives go to OUT/<stream>/dt=.../hour=.../
+        #[arg(long, value_name = "OUT")]
+        out: PathBuf,
+        /// Folder of the write-ahead logs (default: OUT/.glyd-sink/wal)
+        #[arg(long, value_name = "DIR")]
+        wal: Option<PathBuf>,
+        /// Seal a stream's log into archives at this much input, e.g. 128M
+        #[arg(long, value_name = "SIZE", default_value = "128M", value_parser = parse_size)]
+        roll_size: usize,
+        /// ... or this many seconds after its first event
+        #[arg(long, value_name = "SECONDS", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..=86_400))]
+        roll_age: u64,
+        /// Largest event, e.g. 1M
+        #[arg(long, value_name = "SIZE", default_value = "1M", value_parser = parse_size)]
+        max_record_size: usize,
+        /// Largest request body, before and after decompression, e.g. 64M
+        #[arg(long, value_name = "SIZE", default_value = "64M", value_parser = parse_size)]
+        max_body: usize,
+        /// Open connections at most
+        #[arg(long, value_name = "N", default_value_t = 1024)]
+        max_connections: usize,
     },
 }
 

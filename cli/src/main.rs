@@ -19,6 +19,7 @@ mod progress;
 mod records;
 #[cfg(feature = "sql")]
 mod shell;
+mod sink;
 #[cfg(feature = "sql")]
 mod sql;
 mod tensors;
@@ -61,8 +62,12 @@ fn tune_allocator() {
 
 fn main() -> ExitCode {
     tune_allocator();
-    cleanup::watch_signals();
     let args = Args::from_env();
+    // The sink stops cleanly on these signals itself; everything else removes its temporary
+    // outputs and ends.
+    if !matches!(args.command, Some(args::Command::Sink { .. })) {
+        cleanup::watch_signals();
+    }
     let ui = Ui::new(args.quiet(), args.verbose);
     match run(&args, ui) {
         Ok(true) => ExitCode::SUCCESS,
@@ -137,6 +142,29 @@ fn run(args: &Args, ui: Ui) -> Result<bool> {
         }) => {
             return records::cat(file, table.as_deref(), columns, *format, args.memory())
                 .map(|()| true)
+        }
+        Some(args::Command::Sink {
+            http,
+            out,
+            wal,
+            roll_size,
+            roll_age,
+            max_record_size,
+            max_body,
+            max_connections,
+        }) => {
+            let opts = sink::SinkOptions::new(
+                http,
+                out,
+                wal.as_deref(),
+                *roll_size,
+                *roll_age,
+                args.memory,
+                *max_record_size,
+                *max_body,
+                *max_connections,
+            );
+            return sink::run(opts).map(|()| true);
         }
         Some(args::Command::Sql {
             query,

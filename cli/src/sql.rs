@@ -14,8 +14,8 @@ use datafusion::execution::SendableRecordBatchStream;
 use datafusion::prelude::SessionContext;
 use futures::StreamExt;
 use glyd_udf::{
-    policy, register_glyd_tables_with, register_log_functions, GlydContext, GlydTable, ReadOptions,
-    SqlPolicy,
+    is_partitioned, listing_table, policy, register_glyd_tables_with, register_log_functions,
+    GlydContext, GlydTable, ReadOptions, SqlPolicy,
 };
 
 use crate::args::SqlFormat;
@@ -43,11 +43,25 @@ fn table_name(path: &Path) -> String {
 /// Registers the tables: `files` (archives, or folders of archives alike) named after
 /// themselves, `named` as `NAME=FILE`. Two tables
 /// of one name are an error that says how to tell them apart.
-fn register(ctx: &SessionContext, files: &[PathBuf], named: &[String], memory: u64) -> Result<()> {
+fn register(
+    rt: &tokio::runtime::Runtime,
+    ctx: &SessionContext,
+    files: &[PathBuf],
+    named: &[String],
+    memory: u64,
+) -> Result<()> {
     let opts = ReadOptions { memory };
     let mut seen: BTreeMap<String, PathBuf> = BTreeMap::new();
     let mut add = |name: &str, path: &Path, explicit: bool| -> Result<()> {
-        let names = if explicit || path.is_dir() {
+        let names = if is_partitioned(path) {
+            // A lake of `key=value` folders: its keys are columns that skip folders.
+            let location = format!("{}/", std::path::absolute(path)?.display());
+            let table = rt
+                .block_on(listing_table(&ctx.state(), &[location]))
+                .map_err(flat)?;
+            ctx.register_table(name, Arc::new(table)).map_err(flat)?;
+            vec![name.to_string()]
+        } else if explicit || path.is_dir() {
             let table = GlydTable::open_table_with(path, None, &opts).map_err(flat)?;
             ctx.register_table(name, Arc::new(table)).map_err(flat)?;
             vec![name.to_string()]
@@ -128,7 +142,7 @@ impl Session {
         if !settings.read_only {
             ctx.enable_glyd_tables();
         }
-        register(&ctx, files, named, settings.memory)?;
+        register(&rt, &ctx, files, named, settings.memory)?;
         note_verbatim(&rt, &ctx);
         Ok(Session {
             rt,

@@ -78,7 +78,9 @@ impl FileFormatFactory for GlydFormatFactory {
 }
 
 /// A `ListingTable` of the archives at `locations` (URLs of any object store the session has
-/// registered, or local paths; a location ending in `/` is a folder or prefix).
+/// registered, or local paths; a location ending in `/` is a folder or prefix). Folders named
+/// `key=value` under the first location (a hive-partitioned lake, as `glyd sink` writes) are
+/// partition columns, and a filter on them skips whole folders.
 pub async fn listing_table(state: &dyn Session, locations: &[String]) -> Result<ListingTable> {
     let urls = locations
         .iter()
@@ -88,6 +90,8 @@ pub async fn listing_table(state: &dyn Session, locations: &[String]) -> Result<
         ListingOptions::new(Arc::new(GlydFormat)).with_file_extension(format!(".{EXTENSION}"));
     let config = ListingTableConfig::new_with_multi_paths(urls)
         .with_listing_options(options)
+        .infer_partitions_from_path(state)
+        .await?
         .infer_schema(state)
         .await?;
     ListingTable::try_new(config)

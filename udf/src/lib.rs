@@ -38,6 +38,7 @@ pub use format::{listing_table, GlydFormat, GlydFormatFactory, GlydSource};
 pub use logs::register_log_functions;
 pub use policy::SqlPolicy;
 pub use scan::{scan_stats, GlydScanExec, ScanStats};
+pub use source::is_partitioned;
 pub use table::{GlydTable, GlydTableFactory, ReadOptions};
 
 /// Registering record archives with a DataFusion session.

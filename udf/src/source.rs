@@ -24,6 +24,24 @@ pub(crate) fn external(path: &Path, e: impl fmt::Display) -> DataFusionError {
     DataFusionError::External(format!("{}: {e}", path.display()).into())
 }
 
+/// Whether `path` is a hive-partitioned lake: a folder holding no archive itself and some
+/// folder named `key=value` (as `glyd sink` writes `dt=2026-12-07/hour=12/`).
+pub fn is_partitioned(path: &Path) -> bool {
+    let Ok(entries) = std::fs::read_dir(path) else {
+        return false;
+    };
+    let mut partitioned = false;
+    for e in entries.flatten() {
+        let p = e.path();
+        if p.is_dir() && e.file_name().to_string_lossy().contains('=') {
+            partitioned = true;
+        } else if p.extension().is_some_and(|x| x == "glyd") && p.is_file() {
+            return false;
+        }
+    }
+    partitioned
+}
+
 /// The record archives at `path`: the file, or the `*.glyd` files of the folder, by name.
 pub(crate) fn archive_paths(path: &Path) -> Result<Vec<PathBuf>> {
     if !path.is_dir() {

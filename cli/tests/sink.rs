@@ -1,0 +1,393 @@
+//! `glyd sink` end to end, as a service: real clients (curl, and a plain HTTP/1.1 client here)
+//! post events; the archives then answer SQL with exactly the events sent. The sink is killed
+//! with SIGKILL at random moments while a client sends with acknowledgements, and restarted:
+//! nothing acknowledged is lost, and every archive passes `glyd -t`.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+fn glyd() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_glyd"))
+}
+
+/// A running `glyd sink`, its HTTP port, and its log so far.
+struct Running {
+    child: Child,
+    port: u16,
+    log: Arc<Mutex<String>>,
+}
+
+impl Running {
+    fn start(out: &Path, extra: &[&str]) -> Running {
+        let mut child = glyd()
+            .args(["sink", "--http", "127.0.0.1:0", "--out"])
+            .arg(out)
+            .args(extra)
+            .env("RUST_LOG", "info")
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let log = Arc::new(Mutex::new(String::new()));
+        let (tx, rx) = std::sync::mpsc::channel();
+        let stderr = child.stderr.take().unwrap();
+        let sink_log = log.clone();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                if let Some(p) = line.split("listening on 127.0.0.1:").nth(1) {
+                    let port: String = p.chars().take_while(char::is_ascii_digit).collect();
+                    let _ = tx.send(port.parse::<u16>().unwrap());
+                }
+                let mut l = sink_log.lock().unwrap();
+                l.push_str(&line);
+                l.push('\n');
+            }
+        });
+        let port = rx
+            .recv_timeout(Duration::from_secs(60))
+            .unwrap_or_else(|_| panic!("the sink did not start: {}", log.lock().unwrap()));
+        Running { child, port, log }
+    }
+
+    /// SIGTERM, and the exit status.
+    fn stop(mut self) -> (bool, String) {
+        // SAFETY: signalling a child process this test started and has not waited for.
+        unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };
+        let ok = self.child.wait().unwrap().success();
+        std::thread::sleep(Duration::from_millis(50));
+        let log = self.log.lock().unwrap().clone();
+        (ok, log)
+    }
+
+    fn kill(mut self) {
+        self.child.kill().unwrap();
+        self.child.wait().unwrap();
+    }
+}
+
+/// POSTs `body` to `path` with `headers`; the status and body of the answer.
+fn post(port: u16, path: &str, body: &[u8], headers: &[&str]) -> std::io::Result<(u16, String)> {
+    let mut s = TcpStream::connect(("127.0.0.1", port))?;
+    s.set_read_timeout(Some(Duration::from_secs(30)))?;
+    let mut req = format!(
+        "POST {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: {}\r\n",
+        body.len()
+    );
+    for h in headers {
+        req.push_str(h);
+        req.push_str("\r\n");
+    }
+    req.push_str("\r\n");
+    s.write_all(req.as_bytes())?;
+    s.write_all(body)?;
+    let mut answer = Vec::new();
+    s.read_to_end(&mut answer)?;
+    let text = String::from_utf8_lossy(&answer).into_owned();
+    let status = text
+        .split(' ')
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .ok_or_else(|| std::io::Error::other(format!("no status in {text:?}")))?;
+    let body = text
+        .split("\r\n\r\n")
+        .nth(1)
+        .unwrap_or_default()
+        .to_string();
+    Ok((status, body))
+}
+
+/// curl posting `file` to the sink; the status code.
+fn curl(port: u16, path: &str, file: &Path, headers: &[&str]) -> u16 {
+    let mut c = Command::new("curl");
+    c.args([
+        "-s",
+        "-o",
+        "/dev/null",
+        "-w",
+        "%{http_code}",
+        "--data-binary",
+    ])
+    .arg(format!("@{}", file.display()));
+    for h in headers {
+        c.args(["-H", h]);
+    }
+    let o = c
+        .arg(format!("http://127.0.0.1:{port}{path}"))
+        .output()
+        .expect("curl is installed (.ci/run installs it)");
+    String::from_utf8_lossy(&o.stdout).parse().unwrap()
+}
+
+/// `glyd sql` as CSV.
+fn sql(query: &str, table: &Path) -> String {
+    let o = glyd()
+        .args(["sql", "--format", "csv", query])
+        .arg(table)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8(o.stdout).unwrap()
+}
+
+/// Every archive under `dir`.
+fn archives(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(archives(&p));
+        } else if p.extension().is_some_and(|x| x == "glyd") {
+            out.push(p);
+        }
+    }
+    out
+}
+
+fn all_pass_test(lake: &Path) {
+    for a in archives(lake) {
+        let o = glyd().arg("-t").arg(&a).output().unwrap();
+        assert!(
+            o.status.success(),
+            "{}: {}",
+            a.display(),
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+}
+
+#[test]
+fn events_over_http_land_as_queryable_archives() {
+    let dir = tempfile::tempdir().unwrap();
+    let lake = dir.path().join("lake");
+    let sink = Running::start(&lake, &["--roll-age", "1", "--max-body", "64K"]);
+    let port = sink.port;
+    let file = |name: &str, bytes: &[u8]| {
+        let p = dir.path().join(name);
+        std::fs::write(&p, bytes).unwrap();
+        p
+    };
+    let ndjson = file(
+        "a.ndjson",
+        b"{\"@timestamp\":\"2026-12-07T10:15:00Z\",\"level\":\"INFO\",\"msg\":\"one\"}\n\
+          {\"@timestamp\":\"2026-12-07T11:15:00Z\",\"log.level\":\"ERROR\",\"msg\":\"two\"}\n",
+    );
+    assert_eq!(curl(port, "/app", &ndjson, &[]), 200);
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(b"{\"time\":1765102500,\"level\":\"WARN\",\"msg\":\"three\"}\n")
+        .unwrap();
+    let gz = file("b.ndjson.gz", &gz.finish().unwrap());
+    assert_eq!(curl(port, "/app", &gz, &["Content-Encoding: gzip"]), 200);
+    let zst = zstd::encode_all(
+        &b"[{\"level\":\"INFO\",\"msg\":\"four\",\"user\":{\"id\":7}}]"[..],
+        3,
+    )
+    .unwrap();
+    let zst = file("c.json.zst", &zst);
+    assert_eq!(curl(port, "/app", &zst, &["Content-Encoding: zstd"]), 200);
+    let bulk = file(
+        "d.bulk",
+        b"{\"index\":{\"_index\":\"web\"}}\n{\"msg\":\"five\"}\n\
+          {\"create\":{}}\n{\"msg\":\"six\",\"level\":\"INFO\"}\n",
+    );
+    assert_eq!(
+        curl(
+            port,
+            "/app/_bulk",
+            &bulk,
+            &["Content-Type: application/x-ndjson"]
+        ),
+        200
+    );
+    // Refused whole, with the line and the reason; nothing of them is written.
+    let (status, body) = post(port, "/app", b"{\"msg\":\"seven\"}\n{\"msg\":\n", &[]).unwrap();
+    assert_eq!(status, 400, "{body}");
+    assert!(body.contains("\"line\":2"), "{body}");
+    let (status, _) = post(port, "/app", &vec![b' '; 70 << 10], &[]).unwrap();
+    assert_eq!(status, 413);
+    let mut bomb = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    bomb.write_all(&vec![b' '; 1 << 20]).unwrap();
+    let (status, body) = post(
+        port,
+        "/app",
+        &bomb.finish().unwrap(),
+        &["Content-Encoding: gzip"],
+    )
+    .unwrap();
+    assert_eq!(status, 413, "{body}");
+    let (status, _) = post(port, "/no%20such", b"{}", &[]).unwrap();
+    assert_eq!(status, 400);
+    let metrics = {
+        let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+        s.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            .unwrap();
+        let mut m = String::new();
+        s.read_to_string(&mut m).unwrap();
+        m
+    };
+    assert!(
+        metrics.contains("glyd_sink_events_total{source=\"http\",stream=\"app\"} 5"),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("glyd_sink_rejects_total{reason=\"too_large\"} 2"),
+        "{metrics}"
+    );
+    let (ok, log) = sink.stop();
+    assert!(ok, "{log}");
+    assert!(log.contains("archive finished"), "{log}");
+    all_pass_test(&lake);
+    let app = lake.join("app");
+    assert_eq!(
+        sql("SELECT msg, level FROM app ORDER BY msg", &app),
+        "msg,level\nfour,INFO\none,INFO\nsix,INFO\nthree,WARN\ntwo,ERROR\n"
+    );
+    // Times from @timestamp and from epoch seconds; `log.level` is `level`.
+    assert_eq!(
+        sql(
+            "SELECT msg, time FROM app WHERE time < '2026-12-07T11:00:00' ORDER BY time",
+            &app
+        ),
+        "msg,time\nthree,2025-12-07T10:15:00\none,2026-12-07T10:15:00\n"
+    );
+    assert_eq!(sql("SELECT msg FROM web", &lake.join("web")), "msg\nfive\n");
+    // Partitions are columns, and a filter on them reads one folder.
+    assert_eq!(
+        sql(
+            "SELECT hour, count(*) AS n FROM app WHERE dt = '2026-12-07' GROUP BY hour ORDER BY hour",
+            &lake.join("app")
+        )
+        .lines()
+        .take(3)
+        .collect::<Vec<_>>(),
+        ["hour,n", "10,1", "11,1"]
+    );
+}
+
+/// A client that sends numbered events in batches with acknowledgements, resending a batch
+/// whose answer it did not get; what it knows.
+#[derive(Default)]
+struct Client {
+    next: u64,
+    acked: BTreeSet<u64>,
+    /// Events sent more than once (their first answer never came).
+    resent: BTreeSet<u64>,
+    pending: Option<Vec<u64>>,
+}
+
+impl Client {
+    fn batch(&mut self) -> Vec<u64> {
+        if let Some(p) = &self.pending {
+            self.resent.extend(p.iter().copied());
+            return p.clone();
+        }
+        let ids: Vec<u64> = (self.next..self.next + 50).collect();
+        self.next += 50;
+        self.pending = Some(ids.clone());
+        ids
+    }
+
+    fn send(&mut self, port: u16) -> bool {
+        let ids = self.batch();
+        let mut body = Vec::new();
+        for id in &ids {
+            writeln!(
+                body,
+                "{{\"id\":{id},\"level\":\"INFO\",\"msg\":\"event {id} from the crash test\"}}"
+            )
+            .unwrap();
+        }
+        match post(port, "/crash", &body, &[]) {
+            Ok((200, _)) => {
+                self.acked.extend(ids);
+                self.pending = None;
+                true
+            }
+            _ => false,
+        }
+    }
+}
+
+#[test]
+fn sigkill_at_any_moment_loses_nothing_acknowledged() {
+    let dir = tempfile::tempdir().unwrap();
+    let lake = dir.path().join("lake");
+    let mut client = Client::default();
+    let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+    let mut rand = move |n: u64| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed % n
+    };
+    let kills = 24;
+    for round in 0..kills {
+        // Small segments and quick rolls, so kills land while archives are being written too.
+        let sink = Running::start(&lake, &["--roll-size", "8K", "--roll-age", "1"]);
+        let client_port = sink.port;
+        let deadline = Instant::now() + Duration::from_millis(50 + rand(400));
+        while Instant::now() < deadline {
+            client.send(client_port);
+        }
+        if round % 6 == 5 {
+            // A torn frame at the log's end, as a write cut by the power going off.
+            sink.kill();
+            let wal = lake.join(".glyd-sink/wal/crash");
+            let last = std::fs::read_dir(&wal)
+                .unwrap()
+                .flatten()
+                .map(|e| e.path())
+                .filter(|p| p.extension().is_some_and(|x| x == "wal"))
+                .max()
+                .unwrap();
+            let mut f = std::fs::OpenOptions::new()
+                .append(true)
+                .open(&last)
+                .unwrap();
+            f.write_all(&[200, 0, 0, 0, 1, 2, 3, 4, b'{', b'"'])
+                .unwrap();
+        } else {
+            sink.kill();
+        }
+    }
+    // A last run takes the rest and stops cleanly.
+    let sink = Running::start(&lake, &["--roll-size", "8K", "--roll-age", "1"]);
+    while !client.send(sink.port) {}
+    let (ok, log) = sink.stop();
+    assert!(ok, "{log}");
+    all_pass_test(&lake);
+    let ids = sql("SELECT id FROM crash", &lake.join("crash"));
+    let mut seen: BTreeMap<u64, u32> = BTreeMap::new();
+    for line in ids.lines().skip(1) {
+        *seen.entry(line.parse().unwrap()).or_default() += 1;
+    }
+    let lost: Vec<&u64> = client
+        .acked
+        .iter()
+        .filter(|i| !seen.contains_key(i))
+        .collect();
+    assert!(lost.is_empty(), "acknowledged and lost: {lost:?}");
+    let twice: Vec<&u64> = seen
+        .iter()
+        .filter(|(_, &n)| n > 1)
+        .map(|(i, _)| i)
+        .collect();
+    assert!(
+        twice.iter().all(|i| client.resent.contains(i)),
+        "duplicated without a resend: {twice:?}"
+    );
+    assert!(
+        client.acked.len() > 1000,
+        "{} acknowledged",
+        client.acked.len()
+    );
+    eprintln!(
+        "{kills} kills: {} events acknowledged, {} resent, {} duplicated",
+        client.acked.len(),
+        client.resent.len(),
+        twice.len()
+    );
+}

@@ -1,0 +1,259 @@
+//! Archives in a hive-partitioned lake, built from a sealed log segment: each row goes to the
+//! archive of its hour, `OUT/<stream>/dt=YYYY-MM-DD/hour=HH/<stream>-<first time>-<seq>-<k>.glyd`
+//! (`seq` the segment's number, `k` the archive's among that segment's), written under a
+//! temporary name, synced, renamed into place and its folder synced. Building the same segment
+//! again writes the same names with the same rows, so a segment archived twice (a crash
+//! between its archives and its checkpoint) leaves no duplicates.
+
+use std::collections::HashMap;
+use std::fs::{self, File};
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use glyd_columnar::{sniff_json_lines, RecordWriter, WriteOptions};
+
+use crate::wal::{read_frames, sync_dir, Segment};
+
+/// Most archives of one segment open at once (rows of that many hours); past it the one
+/// written longest ago is finished and its hour starts another.
+pub const MAX_OPEN: usize = 32;
+
+/// Bytes of the first frames a segment's table layout is sniffed from.
+const SNIFF_BYTES: usize = 1 << 20;
+
+/// An archive written into the lake.
+#[derive(Debug, Clone)]
+pub struct Archived {
+    pub path: PathBuf,
+    pub rows: u64,
+    /// Input bytes (the rows as JSON lines) and archive bytes.
+    pub bytes_in: u64,
+    pub bytes_out: u64,
+}
+
+/// The partition of a row (as [`crate::event::push_row`] writes them): its date and hour.
+fn partition(row: &[u8]) -> Option<(&str, &str)> {
+    let t = row.strip_prefix(b"{\"time\":\"")?;
+    let date = std::str::from_utf8(t.get(..10)?).ok()?;
+    let hour = std::str::from_utf8(t.get(11..13)?).ok()?;
+    Some((date, hour))
+}
+
+/// `2026-12-07T12:00:01.5...` as `20261207T120001Z`.
+fn stamp(row: &[u8]) -> String {
+    let t = &row[9..28];
+    t.iter()
+        .filter(|b| b.is_ascii_digit() || **b == b'T')
+        .map(|&b| b as char)
+        .chain(std::iter::once('Z'))
+        .collect()
+}
+
+struct Open {
+    writer: RecordWriter<BufWriter<File>>,
+    tmp: PathBuf,
+    path: PathBuf,
+    rows: u64,
+    last_write: u64,
+}
+
+/// Temporary name of an archive being written at `path`.
+fn temporary(path: &Path) -> PathBuf {
+    let name = path.file_name().expect("a file name").to_string_lossy();
+    path.with_file_name(format!(".{name}.tmp"))
+}
+
+fn finish(o: Open, done: &mut Vec<Archived>) -> io::Result<()> {
+    let bytes_in = o.writer.bytes_in();
+    let file = o
+        .writer
+        .finish()
+        .map_err(io::Error::other)?
+        .into_inner()
+        .map_err(|e| e.into_error())?;
+    file.sync_all()?;
+    let bytes_out = file.metadata()?.len();
+    drop(file);
+    fs::rename(&o.tmp, &o.path)?;
+    sync_dir(o.path.parent().expect("in a folder"))?;
+    done.push(Archived {
+        path: o.path,
+        rows: o.rows,
+        bytes_in,
+        bytes_out,
+    });
+    Ok(())
+}
+
+/// Creates `dir` and its missing parents under `root`, syncing each parent a folder was
+/// made in.
+fn make_dirs(root: &Path, dir: &Path) -> io::Result<()> {
+    if dir.is_dir() {
+        return Ok(());
+    }
+    let parent = dir.parent().expect("under the root");
+    if parent != root {
+        make_dirs(root, parent)?;
+    }
+    match fs::create_dir(dir) {
+        Ok(()) => sync_dir(parent),
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
+/// Writes the rows of sealed segment `seg` of `stream` into archives under `root/<stream>/`
+/// (see the module doc) and returns them; every one is durable when this returns.
+pub fn archive_segment(
+    root: &Path,
+    stream: &str,
+    seg: &Segment,
+    opts: &WriteOptions,
+) -> io::Result<Vec<Archived>> {
+    let mut sample = Vec::new();
+    read_frames(&seg.path, |p| {
+        if sample.len() < SNIFF_BYTES {
+            sample.extend_from_slice(p);
+        }
+        Ok(())
+    })?;
+    let Some(dialect) = sniff_json_lines(&sample, true) else {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("{}: its rows are not JSON lines", seg.path.display()),
+        ));
+    };
+    let base = root.join(stream);
+    let mut open: HashMap<(String, String), Open> = HashMap::new();
+    let mut done = Vec::new();
+    let (mut made, mut writes) = (0usize, 0u64);
+    read_frames(&seg.path, |payload| {
+        for row in payload.split_inclusive(|&b| b == b'\n') {
+            let Some((date, hour)) = partition(row) else {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    format!("{}: a row without its time first", seg.path.display()),
+                ));
+            };
+            let key = (date.to_string(), hour.to_string());
+            if !open.contains_key(&key) {
+                if open.len() >= MAX_OPEN {
+                    let oldest = open
+                        .iter()
+                        .min_by_key(|(_, o)| o.last_write)
+                        .map(|(k, _)| k.clone())
+                        .expect("some are open");
+                    finish(open.remove(&oldest).expect("open"), &mut done)?;
+                }
+                let dir = base.join(format!("dt={date}")).join(format!("hour={hour}"));
+                make_dirs(root, &dir)?;
+                let path = dir.join(format!(
+                    "{stream}-{}-{:016}-{made}.glyd",
+                    stamp(row),
+                    seg.seq
+                ));
+                made += 1;
+                let tmp = temporary(&path);
+                let file = BufWriter::with_capacity(1 << 20, File::create(&tmp)?);
+                let writer =
+                    RecordWriter::new(file, dialect.clone(), opts).map_err(io::Error::other)?;
+                open.insert(
+                    key.clone(),
+                    Open {
+                        writer,
+                        tmp,
+                        path,
+                        rows: 0,
+                        last_write: 0,
+                    },
+                );
+            }
+            let o = open.get_mut(&key).expect("opened");
+            o.writer.write_all(row)?;
+            o.rows += 1;
+            writes += 1;
+            o.last_write = writes;
+        }
+        Ok(())
+    })?;
+    let mut rest: Vec<Open> = open.into_values().collect();
+    rest.sort_by(|a, b| a.path.cmp(&b.path));
+    for o in rest {
+        finish(o, &mut done)?;
+    }
+    Ok(done)
+}
+
+/// Removes the temporary files a killed writer left under `dir` (any depth).
+pub fn remove_temporaries(dir: &Path) -> io::Result<usize> {
+    let mut removed = 0;
+    let entries = match fs::read_dir(dir) {
+        Ok(e) => e,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(0),
+        Err(e) => return Err(e),
+    };
+    for entry in entries {
+        let entry = entry?;
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        if entry.file_type()?.is_dir() {
+            removed += remove_temporaries(&entry.path())?;
+        } else if name.starts_with('.') && name.ends_with(".glyd.tmp") {
+            fs::remove_file(entry.path())?;
+            removed += 1;
+        }
+    }
+    Ok(removed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wal::Wal;
+
+    #[test]
+    fn rows_land_by_hour_and_again_under_the_same_names() {
+        let lake = tempfile::tempdir().unwrap();
+        let log = tempfile::tempdir().unwrap();
+        let (mut wal, _) = Wal::open(log.path()).unwrap();
+        let rows = b"{\"time\":\"2026-12-07T12:00:01.000000\",\"a\":1}\n\
+                     {\"time\":\"2026-12-07T13:59:59.000000\",\"a\":2}\n\
+                     {\"time\":\"2026-12-07T12:30:00.000000\",\"a\":3}\n";
+        wal.append(&[rows]).unwrap();
+        let seg = wal.seal().unwrap().unwrap();
+        let opts = WriteOptions::default();
+        let first = archive_segment(lake.path(), "app", &seg, &opts).unwrap();
+        let names: Vec<String> = first
+            .iter()
+            .map(|a| {
+                a.path
+                    .strip_prefix(lake.path())
+                    .unwrap()
+                    .display()
+                    .to_string()
+            })
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "app/dt=2026-12-07/hour=12/app-20261207T120001Z-0000000000000000-0.glyd",
+                "app/dt=2026-12-07/hour=13/app-20261207T135959Z-0000000000000000-1.glyd",
+            ]
+        );
+        assert_eq!(first.iter().map(|a| a.rows).sum::<u64>(), 3);
+        let bytes: Vec<Vec<u8>> = first.iter().map(|a| fs::read(&a.path).unwrap()).collect();
+        let again = archive_segment(lake.path(), "app", &seg, &opts).unwrap();
+        for (a, b) in again.iter().zip(&bytes) {
+            assert_eq!(&fs::read(&a.path).unwrap(), b);
+        }
+        let mut rebuilt = Vec::new();
+        glyd_columnar::rebuild(&bytes[0][..], &mut rebuilt).unwrap();
+        assert_eq!(
+            rebuilt,
+            b"{\"time\":\"2026-12-07T12:00:01.000000\",\"a\":1}\n\
+              {\"time\":\"2026-12-07T12:30:00.000000\",\"a\":3}\n"
+        );
+        fs::write(lake.path().join("app/dt=2026-12-07/.x.glyd.tmp"), b"half").unwrap();
+        assert_eq!(remove_temporaries(lake.path()).unwrap(), 1);
+    }
+}

@@ -348,10 +348,15 @@ pub enum Command {
     },
     /// Receive events and land them as queryable record archives in a lake (a service)
     ///
+    /// Fluent forward protocol (Fluent Bit and Fluentd `forward` outputs, Fluent loggers):
+    /// Message, Forward, PackedForward and gzip CompressedPackedForward modes, acks with
+    /// require_ack_response, the shared-key handshake; the tag is the stream.
+    ///
     /// HTTP: POST /<stream> with JSON lines or a JSON array (plain, gzip or zstd), or the
     /// Elasticsearch _bulk API (POST /_bulk, POST /<index>/_bulk: the index is the stream),
     /// so shippers' Elasticsearch outputs write here unchanged. A request is answered 200
-    /// only once its events are in the write-ahead log and synced; archives are written
+    /// (and a Fluent chunk acknowledged) only once its events are in the write-ahead log and
+    /// synced; archives are written
     /// from the log to OUT/<stream>/dt=YYYY-MM-DD/hour=HH/ when a log segment reaches
     /// --roll-size or --roll-age, and on SIGTERM or SIGINT (which stop the sink cleanly).
     /// GET /metrics (Prometheus) and GET /health are served on every HTTP address.
@@ -360,8 +365,24 @@ pub enum Command {
     /// arrived), then its keys as columns (nested values as JSON text).
     Sink {
         /// Address to serve HTTP on, e.g. 127.0.0.1:8080 (repeatable)
-        #[arg(long, value_name = "ADDR", required = true)]
+        #[arg(long, value_name = "ADDR", required_unless_present = "fluent")]
         http: Vec<String>,
+        /// Address to serve the Fluent forward protocol on, e.g. 127.0.0.1:24224 (repeatable)
+        #[arg(long, value_name = "ADDR")]
+        fluent: Vec<String>,
+        /// Fluent clients must pass the handshake with this shared key (also from
+        /// GLYD_FLUENT_SHARED_KEY)
+        #[arg(
+            long,
+            value_name = "KEY",
+            env = "GLYD_FLUENT_SHARED_KEY",
+            hide_env_values = true
+        )]
+        fluent_shared_key: Option<String>,
+        /// Events of Fluent tags starting with PREFIX go to STREAM (repeatable; first match
+        /// wins; other tags are their own stream)
+        #[arg(long, value_name = "PREFIX=STREAM")]
+        fluent_route: Vec<String>,
         /// The lake: archives go to OUT/<stream>/dt=.../hour=.../
         #[arg(long, value_name = "OUT")]
         out: PathBuf,

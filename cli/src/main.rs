@@ -145,6 +145,9 @@ fn run(args: &Args, ui: Ui) -> Result<bool> {
         }
         Some(args::Command::Sink {
             http,
+            fluent,
+            fluent_shared_key,
+            fluent_route,
             out,
             wal,
             roll_size,
@@ -155,6 +158,9 @@ fn run(args: &Args, ui: Ui) -> Result<bool> {
         }) => {
             let opts = sink::SinkOptions::new(
                 http,
+                fluent,
+                fluent_shared_key.clone(),
+                fluent_route,
                 out,
                 wal.as_deref(),
                 *roll_size,
@@ -163,7 +169,7 @@ fn run(args: &Args, ui: Ui) -> Result<bool> {
                 *max_record_size,
                 *max_body,
                 *max_connections,
-            );
+            )?;
             return sink::run(opts).map(|()| true);
         }
         Some(args::Command::Sql {

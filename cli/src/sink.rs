@@ -7,6 +7,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
+use glyd_connectors::body::check_stream;
+use glyd_connectors::fluent::{self, FluentConfig};
 use glyd_connectors::http::{serve, HttpLimits};
 use glyd_connectors::{Sink, SinkConfig};
 use tokio::net::TcpListener;
@@ -16,6 +18,8 @@ use tokio::sync::watch;
 /// What `glyd sink` was asked to run.
 pub struct SinkOptions {
     pub http: Vec<String>,
+    pub fluent: Vec<String>,
+    pub fluent_config: FluentConfig,
     pub config: SinkConfig,
     pub max_connections: usize,
 }
@@ -24,6 +28,9 @@ impl SinkOptions {
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         http: &[String],
+        fluent: &[String],
+        shared_key: Option<String>,
+        routes: &[String],
         out: &std::path::Path,
         wal: Option<&std::path::Path>,
         roll_size: usize,
@@ -32,10 +39,28 @@ impl SinkOptions {
         max_record_size: usize,
         max_body: usize,
         max_connections: usize,
-    ) -> SinkOptions {
+    ) -> Result<SinkOptions> {
         let defaults = SinkConfig::default();
-        SinkOptions {
+        let routes = routes
+            .iter()
+            .map(|r| {
+                let (prefix, stream) = r
+                    .split_once('=')
+                    .with_context(|| format!("--fluent-route {r}: expected PREFIX=STREAM"))?;
+                check_stream(stream).map_err(|e| anyhow::anyhow!("--fluent-route {r}: {e}"))?;
+                Ok((prefix.to_string(), stream.to_string()))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(SinkOptions {
             http: http.to_vec(),
+            fluent: fluent.to_vec(),
+            fluent_config: FluentConfig {
+                shared_key,
+                routes,
+                connections: max_connections,
+                hostname: hostname(),
+                ..FluentConfig::default()
+            },
             config: SinkConfig {
                 out: out.to_path_buf(),
                 wal: wal.map(PathBuf::from),
@@ -47,8 +72,17 @@ impl SinkOptions {
                 ..defaults
             },
             max_connections,
-        }
+        })
     }
+}
+
+/// This machine's name, for the Fluent handshake.
+fn hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_string())
+        .ok()
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "glyd".into())
 }
 
 fn init_logs() {
@@ -93,6 +127,24 @@ pub fn run(opts: SinkOptions) -> Result<()> {
                 listener,
                 sink.clone(),
                 limits.clone(),
+                stop_rx.clone(),
+            ));
+        }
+        for addr in &opts.fluent {
+            let listener = TcpListener::bind(addr)
+                .await
+                .with_context(|| format!("--fluent {addr}: cannot listen there"))?;
+            let local = listener.local_addr()?;
+            let handshake = if opts.fluent_config.shared_key.is_some() {
+                "shared key"
+            } else {
+                "no shared key"
+            };
+            tracing::info!(address = %local, handshake, "fluent forward listening on {local}");
+            servers.spawn(fluent::serve(
+                listener,
+                sink.clone(),
+                opts.fluent_config.clone(),
                 stop_rx.clone(),
             ));
         }

@@ -15,20 +15,30 @@ fn glyd() -> Command {
     Command::new(env!("CARGO_BIN_EXE_glyd"))
 }
 
-/// A running `glyd sink`, its HTTP port, and its log so far.
+/// A running `glyd sink`, its HTTP port (or its first listener's), its Fluent port if it
+/// serves one, and its log so far.
 struct Running {
     child: Child,
     port: u16,
+    fluent: Option<u16>,
     log: Arc<Mutex<String>>,
 }
 
 impl Running {
     fn start(out: &Path, extra: &[&str]) -> Running {
+        Running::start_with(out, &["--http", "127.0.0.1:0"], extra, &[])
+    }
+
+    /// `glyd sink LISTENERS --out OUT EXTRA` with `env` set; waits for every listener.
+    fn start_with(out: &Path, listeners: &[&str], extra: &[&str], env: &[(&str, &str)]) -> Running {
         let mut child = glyd()
-            .args(["sink", "--http", "127.0.0.1:0", "--out"])
+            .arg("sink")
+            .args(listeners)
+            .arg("--out")
             .arg(out)
             .args(extra)
             .env("RUST_LOG", "info")
+            .envs(env.iter().copied())
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
@@ -40,17 +50,34 @@ impl Running {
             for line in BufReader::new(stderr).lines().map_while(Result::ok) {
                 if let Some(p) = line.split("listening on 127.0.0.1:").nth(1) {
                     let port: String = p.chars().take_while(char::is_ascii_digit).collect();
-                    let _ = tx.send(port.parse::<u16>().unwrap());
+                    let kind = if line.contains("fluent") {
+                        "fluent"
+                    } else {
+                        "http"
+                    };
+                    let _ = tx.send((kind, port.parse::<u16>().unwrap()));
                 }
                 let mut l = sink_log.lock().unwrap();
                 l.push_str(&line);
                 l.push('\n');
             }
         });
-        let port = rx
-            .recv_timeout(Duration::from_secs(60))
-            .unwrap_or_else(|_| panic!("the sink did not start: {}", log.lock().unwrap()));
-        Running { child, port, log }
+        let (mut port, mut fluent) = (None, None);
+        for _ in 0..listeners.len() / 2 {
+            let (kind, p) = rx
+                .recv_timeout(Duration::from_secs(60))
+                .unwrap_or_else(|_| panic!("the sink did not start: {}", log.lock().unwrap()));
+            match kind {
+                "fluent" => fluent = Some(p),
+                _ => port = Some(p),
+            }
+        }
+        Running {
+            child,
+            port: port.or(fluent).unwrap(),
+            fluent,
+            log,
+        }
     }
 
     /// SIGTERM, and the exit status.
@@ -127,6 +154,17 @@ fn sql(query: &str, table: &Path) -> String {
     let o = glyd()
         .args(["sql", "--format", "csv", query])
         .arg(table)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8(o.stdout).unwrap()
+}
+
+/// `glyd sql` as CSV over the lake folder `table` named `t`.
+fn sql_t(query: &str, table: &Path) -> String {
+    let o = glyd()
+        .args(["sql", "--format", "csv", query, "-t"])
+        .arg(format!("t={}", table.display()))
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
@@ -390,4 +428,141 @@ fn sigkill_at_any_moment_loses_nothing_acknowledged() {
         client.resent.len(),
         twice.len()
     );
+}
+
+/// The real Fluent clients of `cli/tests/clients` (installed by `.ci/run`).
+fn clients() -> PathBuf {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/clients");
+    assert!(
+        dir.join("node_modules/@fluent-org/logger").is_dir(),
+        "the Fluent test clients are not installed: run `npm install --prefix cli/tests/clients` \
+         and `pip install fluent-logger` (.ci/run does)"
+    );
+    dir
+}
+
+fn node_send(port: u16, mode: &str, count: usize, key: Option<&str>) -> std::process::Output {
+    Command::new("node")
+        .current_dir(clients())
+        .args([
+            "fluent_send.js",
+            &port.to_string(),
+            mode,
+            &count.to_string(),
+        ])
+        .args(key)
+        .output()
+        .expect("node is installed (.ci/run installs it)")
+}
+
+#[test]
+fn fluent_clients_land_events_in_every_mode() {
+    let dir = tempfile::tempdir().unwrap();
+    let lake = dir.path().join("lake");
+    let sink = Running::start_with(
+        &lake,
+        &["--fluent", "127.0.0.1:0", "--http", "127.0.0.1:0"],
+        &["--roll-age", "1", "--fluent-route", "py.=python"],
+        &[],
+    );
+    let port = sink.fluent.unwrap();
+    // @fluent-org/logger, with acks in every mode (PackedForward and CompressedPackedForward
+    // are what Fluent Bit and Fluentd send).
+    for mode in [
+        "Message",
+        "Forward",
+        "PackedForward",
+        "CompressedPackedForward",
+    ] {
+        let o = node_send(port, mode, 400, None);
+        assert!(
+            o.status.success(),
+            "{mode}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert_eq!(
+            String::from_utf8_lossy(&o.stdout).trim(),
+            "acknowledged 400"
+        );
+    }
+    // fluent-logger for Python: Message mode, no acks.
+    let o = Command::new("python3")
+        .current_dir(clients())
+        .args(["fluent_send.py", &port.to_string(), "300"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // A message that is not MessagePack closes its own connection only.
+    let mut bad = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    bad.write_all(&[0x93, 0xa1, b't', 0xc1]).unwrap();
+    let mut rest = Vec::new();
+    let _ = bad.read_to_end(&mut rest);
+    let o = node_send(port, "PackedForward", 10, None);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let (ok, log) = sink.stop();
+    assert!(ok, "{log}");
+    assert!(log.contains("closed a Fluent connection"), "{log}");
+    all_pass_test(&lake);
+    for (stream, n) in [
+        ("node.message", 400),
+        ("node.forward", 400),
+        ("node.packedforward", 410),
+        ("node.compressedpackedforward", 400),
+        ("python", 300),
+    ] {
+        let counts = sql_t(
+            "SELECT count(*) AS rows, count(DISTINCT msg) AS messages FROM t",
+            &lake.join(stream),
+        );
+        let distinct = if n == 410 { 400 } else { n };
+        assert_eq!(
+            counts,
+            format!("rows,messages\n{n},{distinct}\n"),
+            "{stream}"
+        );
+    }
+    assert_eq!(
+        sql_t(
+            "SELECT level, count(*) AS n FROM t GROUP BY level ORDER BY level",
+            &lake.join("node.forward")
+        ),
+        "level,n\nERROR,40\nINFO,360\n"
+    );
+}
+
+#[test]
+fn a_shared_key_keeps_other_fluent_clients_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let lake = dir.path().join("lake");
+    let sink = Running::start_with(
+        &lake,
+        &["--fluent", "127.0.0.1:0"],
+        &["--roll-age", "1"],
+        &[("GLYD_FLUENT_SHARED_KEY", "s3cret")],
+    );
+    let port = sink.fluent.unwrap();
+    let o = node_send(port, "PackedForward", 50, Some("s3cret"));
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(String::from_utf8_lossy(&o.stdout).trim(), "acknowledged 50");
+    let mut wrong = Command::new("node")
+        .current_dir(clients())
+        .args(["fluent_send.js", &port.to_string(), "Forward", "5", "wrong"])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_secs(2));
+    let _ = wrong.kill();
+    let out = wrong.wait_with_output().unwrap();
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("acknowledged"));
+    let (ok, log) = sink.stop();
+    assert!(ok, "{log}");
+    assert!(log.contains("shared key mismatch"), "{log}");
+    assert_eq!(
+        sql_t(
+            "SELECT count(*) AS n FROM t",
+            &lake.join("node.packedforward")
+        ),
+        "n\n50\n"
+    );
+    assert!(!lake.join("node.forward").exists());
 }

@@ -88,16 +88,27 @@ pub fn spell_time(us: i64) -> Option<String> {
         .then(|| t.format("%Y-%m-%dT%H:%M:%S%.6f").to_string())
 }
 
-/// Appends `fields` as one row of the table to `out`: `time` first (`time_us`, or the first
-/// of [`TIME_KEYS`] that reads as a time, else `now_us`), then the other keys; a `time` key
-/// that was not the time is kept as `_time`, and `log.level` is named `level` where the
-/// event has no `level`. A value spread over lines is written again on one.
+/// Appends `fields` as one row of the table to `out` (see [`push_pairs`]).
 pub fn push_row(out: &mut Vec<u8>, fields: &Fields, time_us: Option<i64>, now_us: i64) {
+    let pairs: Vec<(&str, &str)> = fields
+        .0
+        .iter()
+        .map(|(k, v)| (k.as_ref(), v.get()))
+        .collect();
+    push_pairs(out, &pairs, time_us, now_us);
+}
+
+/// Appends an event's keys and values (each value JSON text) as one row of the table to
+/// `out`: `time` first (`time_us`, or the first of [`TIME_KEYS`] that reads as a time, else
+/// `now_us`), then the other keys; a `time` key that was not the time is kept as `_time`, and
+/// `log.level` is named `level` where the event has no `level`. A value spread over lines is
+/// written again on one.
+pub fn push_pairs(out: &mut Vec<u8>, fields: &[(&str, &str)], time_us: Option<i64>, now_us: i64) {
     let taken = match time_us {
         Some(_) => None,
         None => TIME_KEYS.iter().find_map(|key| {
-            let (i, (_, v)) = fields.0.iter().enumerate().find(|(_, (k, _))| k == key)?;
-            time_of(v.get()).map(|t| (i, t))
+            let (i, (_, v)) = fields.iter().enumerate().find(|(_, (k, _))| k == key)?;
+            time_of(v).map(|t| (i, t))
         }),
     };
     let us = time_us.or(taken.map(|t| t.1)).unwrap_or(now_us);
@@ -105,12 +116,12 @@ pub fn push_row(out: &mut Vec<u8>, fields: &Fields, time_us: Option<i64>, now_us
     out.extend_from_slice(b"{\"time\":\"");
     out.extend_from_slice(time.as_bytes());
     out.push(b'"');
-    let has_level = fields.0.iter().any(|(k, _)| k == "level");
-    for (i, (key, value)) in fields.0.iter().enumerate() {
+    let has_level = fields.iter().any(|(k, _)| *k == "level");
+    for (i, &(key, value)) in fields.iter().enumerate() {
         if taken.is_some_and(|t| t.0 == i) {
             continue;
         }
-        let key: &str = match key.as_ref() {
+        let key: &str = match key {
             "time" => "_time",
             "log.level" if !has_level => "level",
             k => k,
@@ -118,12 +129,11 @@ pub fn push_row(out: &mut Vec<u8>, fields: &Fields, time_us: Option<i64>, now_us
         out.push(b',');
         serde_json::to_writer(&mut *out, key).expect("writing to a Vec");
         out.push(b':');
-        let raw = value.get().as_bytes();
-        if raw.iter().any(|&b| b == b'\n' || b == b'\r') {
-            let v: serde_json::Value = serde_json::from_str(value.get()).expect("valid JSON");
+        if value.bytes().any(|b| b == b'\n' || b == b'\r') {
+            let v: serde_json::Value = serde_json::from_str(value).expect("valid JSON");
             serde_json::to_writer(&mut *out, &v).expect("writing to a Vec");
         } else {
-            out.extend_from_slice(raw);
+            out.extend_from_slice(value.as_bytes());
         }
     }
     out.extend_from_slice(b"}\n");

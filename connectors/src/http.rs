@@ -307,7 +307,7 @@ async fn handle(sink: Arc<Sink>, limits: HttpLimits, req: Request<Incoming>) -> 
 }
 
 /// Returns once `stop` is true (or its sender is gone).
-async fn stopped(stop: &mut watch::Receiver<bool>) {
+pub(crate) async fn stopped(stop: &mut watch::Receiver<bool>) {
     let _ = stop.wait_for(|s| *s).await;
 }
 

@@ -1,5 +1,5 @@
-//! glyd's streaming sink. Sources (the HTTP source here: JSON lines and Elasticsearch `_bulk`)
-//! turn what clients send into rows ([`body`], [`event`]); the engine ([`sink`]) appends them
+//! glyd's streaming sink. Sources (the Fluent forward protocol, [`fluent`]; HTTP JSON lines
+//! and Elasticsearch `_bulk`, [`http`]) turn what clients send into rows ([`body`], [`event`]); the engine ([`sink`]) appends them
 //! to a write-ahead log per stream ([`wal`]) and acknowledges them once synced; sealed log
 //! segments become record archives in a hive-partitioned lake ([`lake`]) through the record
 //! engine, the only way records become archives. Sources are plugins: the engine and the lake
@@ -9,9 +9,11 @@
 
 pub mod body;
 pub mod event;
+pub mod fluent;
 pub mod http;
 pub mod lake;
 pub mod metrics;
+pub mod msgpack;
 pub mod sink;
 pub mod wal;
 

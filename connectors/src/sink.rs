@@ -186,6 +186,20 @@ impl Sink {
             .map_err(|_| Refusal::Memory)
     }
 
+    /// Reserves `bytes` of the request budget, waiting while it is spent (a connection
+    /// whose reads wait here pushes back on its client).
+    pub async fn reserve_wait(&self, bytes: u64) -> Reservation {
+        let budget = (self.cfg.memory / 2).max(1024);
+        let units = (bytes.min(budget) / 1024 + 1) as u32;
+        Reservation(
+            self.memory
+                .clone()
+                .acquire_many_owned(units)
+                .await
+                .expect("the budget is never closed"),
+        )
+    }
+
     /// Whether archives are so far behind the log that writes should wait.
     pub fn behind(&self) -> bool {
         self.metrics.log_pending.load(Relaxed) > 4 * self.cfg.roll_bytes as i64

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
-use glyd_connectors::body::check_stream;
+use glyd_connectors::event::check_stream;
 use glyd_connectors::fluent::{self, FluentConfig};
 use glyd_connectors::http::{serve, HttpLimits};
 use glyd_connectors::{Sink, SinkConfig};

@@ -12,6 +12,36 @@ use chrono::{DateTime, NaiveDateTime, TimeZone, Utc};
 use serde::de::{Deserializer, MapAccess, Visitor};
 use serde_json::value::RawValue;
 
+/// Rows for one stream: JSON lines as [`push_pairs`] writes them.
+#[derive(Debug, Default)]
+pub struct Rows {
+    pub stream: String,
+    pub lines: Vec<u8>,
+    pub events: u64,
+}
+
+/// Longest stream name.
+pub const MAX_STREAM_NAME: usize = 200;
+
+/// Whether `name` may name a stream (a folder of the lake): 1 to 200 ASCII letters, digits,
+/// `_`, `-` and `.`, not starting with `.`, `_` or `-`; else why not.
+pub fn check_stream(name: &str) -> Result<(), String> {
+    let ok = !name.is_empty()
+        && name.len() <= MAX_STREAM_NAME
+        && !name.starts_with(['.', '_', '-'])
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'));
+    if ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "stream name {name:?} is not 1 to {MAX_STREAM_NAME} letters, digits, '_', '-' or \
+             '.' (not starting with '.', '_' or '-')"
+        ))
+    }
+}
+
 /// Keys an event's time is read from, first found that reads as a time; it is then dropped
 /// from the row (its value is the row's `time`).
 pub const TIME_KEYS: [&str; 3] = ["@timestamp", "time", "timestamp"];
@@ -210,6 +240,16 @@ mod tests {
             "null",
         ] {
             assert_eq!(time_of(s), None, "{s}");
+        }
+    }
+
+    #[test]
+    fn stream_names_are_folder_names() {
+        for ok in ["app", "web.access-1", "A_b"] {
+            assert!(check_stream(ok).is_ok(), "{ok}");
+        }
+        for bad in ["", ".", "..", "_bulk", "-x", "a/b", "a b", &"x".repeat(201)] {
+            assert!(check_stream(bad).is_err(), "{bad}");
         }
     }
 }

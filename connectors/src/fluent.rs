@@ -18,8 +18,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{watch, Semaphore};
 
-use crate::body::{check_stream, Rows};
-use crate::event::{now_us, push_pairs, spell_time};
+use crate::event::{check_stream, now_us, push_pairs, spell_time, Rows};
 use crate::msgpack::{encode, parse, write_json, Framer, Value};
 use crate::sink::Sink;
 
@@ -460,7 +459,7 @@ pub async fn serve(
                     continue;
                 }
             },
-            _ = crate::http::stopped(&mut stop) => break,
+            _ = crate::sink::stopped(&mut stop) => break,
         };
         let Ok(slot) = slots.clone().try_acquire_owned() else {
             sink.metrics.reject("connections");
@@ -475,7 +474,7 @@ pub async fn serve(
                 r = connection(tcp, sink.clone(), cfg) => r,
                 // On stop, a connection waiting for its next message closes; one whose
                 // message is being written finishes it (its ack is sent) first.
-                _ = crate::http::stopped(&mut stop) => Ok(()),
+                _ = crate::sink::stopped(&mut stop) => Ok(()),
             };
             if let Err(reason) = served {
                 sink.metrics.reject("fluent_protocol");

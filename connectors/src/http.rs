@@ -22,9 +22,9 @@ use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::net::TcpListener;
 use tokio::sync::{watch, Semaphore};
 
-use crate::body::{bulk_rows, check_stream, json_rows, Refused, Rows};
-use crate::event::now_us;
-use crate::sink::{Refusal, Sink};
+use crate::body::{bulk_rows, json_rows, Refused};
+use crate::event::{check_stream, now_us, Rows};
+use crate::sink::{stopped, Refusal, Sink};
 
 /// Limits of the HTTP source.
 #[derive(Clone, Debug)]
@@ -304,11 +304,6 @@ async fn handle(sink: Arc<Sink>, limits: HttpLimits, req: Request<Incoming>) -> 
     } else {
         json(StatusCode::OK, serde_json::json!({"accepted": events}))
     }
-}
-
-/// Returns once `stop` is true (or its sender is gone).
-pub(crate) async fn stopped(stop: &mut watch::Receiver<bool>) {
-    let _ = stop.wait_for(|s| *s).await;
 }
 
 /// Serves HTTP on `listener` until `stop` turns true; then stops accepting and returns once

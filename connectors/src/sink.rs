@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use glyd_columnar::WriteOptions;
 use tokio::sync::{oneshot, OwnedSemaphorePermit, Semaphore};
 
-use crate::body::{check_stream, Rows};
+use crate::event::{check_stream, Rows};
 use crate::lake::{archive_segment, remove_temporaries, MAX_OPEN};
 use crate::metrics::Metrics;
 use crate::wal::{checkpoint, Segment, Wal};
@@ -425,4 +425,10 @@ fn archive(
             }
         }
     }
+}
+
+/// Returns once a source's `stop` turns true (or its sender is gone): how sources learn the
+/// sink is stopping.
+pub async fn stopped(stop: &mut tokio::sync::watch::Receiver<bool>) {
+    let _ = stop.wait_for(|s| *s).await;
 }

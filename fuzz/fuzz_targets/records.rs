@@ -16,6 +16,7 @@ fuzz_target!(|input: &[u8]| {
         columns: 3,
         header: None,
         names: vec!["a".into(), "b".into(), "c".into()],
+        log_fields: Vec::new(),
     }));
     let opts = WriteOptions {
         level: glyd_core::Level::Fast,

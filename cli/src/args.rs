@@ -363,48 +363,59 @@ pub enum Command {
     ///
     /// Each event is a row: `time` (from its @timestamp, time or timestamp key, else when it
     /// arrived), then its keys as columns (nested values as JSON text).
-    Sink {
-        /// Address to serve HTTP on, e.g. 127.0.0.1:8080 (repeatable)
-        #[arg(long, value_name = "ADDR", required_unless_present = "fluent")]
-        http: Vec<String>,
-        /// Address to serve the Fluent forward protocol on, e.g. 127.0.0.1:24224 (repeatable)
-        #[arg(long, value_name = "ADDR")]
-        fluent: Vec<String>,
-        /// Fluent clients must pass the handshake with this shared key (also from
-        /// GLYD_FLUENT_SHARED_KEY)
-        #[arg(
-            long,
-            value_name = "KEY",
-            env = "GLYD_FLUENT_SHARED_KEY",
-            hide_env_values = true
-        )]
-        fluent_shared_key: Option<String>,
-        /// Events of Fluent tags starting with PREFIX go to STREAM (repeatable; first match
-        /// wins; other tags are their own stream)
-        #[arg(long, value_name = "PREFIX=STREAM")]
-        fluent_route: Vec<String>,
-        /// The lake: archives go to OUT/<stream>/dt=.../hour=.../
-        #[arg(long, value_name = "OUT")]
-        out: PathBuf,
-        /// Folder of the write-ahead logs (default: OUT/.glyd-sink/wal)
-        #[arg(long, value_name = "DIR")]
-        wal: Option<PathBuf>,
-        /// Seal a stream's log into archives at this much input, e.g. 128M
-        #[arg(long, value_name = "SIZE", default_value = "128M", value_parser = parse_size)]
-        roll_size: usize,
-        /// ... or this many seconds after its first event
-        #[arg(long, value_name = "SECONDS", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..=86_400))]
-        roll_age: u64,
-        /// Largest event, e.g. 1M
-        #[arg(long, value_name = "SIZE", default_value = "1M", value_parser = parse_size)]
-        max_record_size: usize,
-        /// Largest request body, before and after decompression, e.g. 64M
-        #[arg(long, value_name = "SIZE", default_value = "64M", value_parser = parse_size)]
-        max_body: usize,
-        /// Open connections at most
-        #[arg(long, value_name = "N", default_value_t = 1024)]
-        max_connections: usize,
-    },
+    Sink(SinkArgs),
+}
+
+/// `glyd sink`'s settings, from flags (and `--config`).
+#[derive(clap::Args, Debug, Default)]
+pub struct SinkArgs {
+    /// A TOML file of these settings (keys named as the flags, with `_` for `-`; routes
+    /// as a table `[fluent_route]` of PREFIX = "STREAM"); flags override it
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Address to serve HTTP on, e.g. 127.0.0.1:8080 (repeatable)
+    #[arg(long, value_name = "ADDR")]
+    pub http: Vec<String>,
+    /// Address to serve the Fluent forward protocol on, e.g. 127.0.0.1:24224 (repeatable)
+    #[arg(long, value_name = "ADDR")]
+    pub fluent: Vec<String>,
+    /// Fluent clients must pass the handshake with this shared key (also from
+    /// GLYD_FLUENT_SHARED_KEY)
+    #[arg(
+        long,
+        value_name = "KEY",
+        env = "GLYD_FLUENT_SHARED_KEY",
+        hide_env_values = true
+    )]
+    pub fluent_shared_key: Option<String>,
+    /// Events of Fluent tags starting with PREFIX go to STREAM (repeatable; first match
+    /// wins; other tags are their own stream)
+    #[arg(long, value_name = "PREFIX=STREAM")]
+    pub fluent_route: Vec<String>,
+    /// The lake: archives go to OUT/<stream>/dt=.../hour=.../
+    #[arg(long, value_name = "OUT")]
+    pub out: Option<PathBuf>,
+    /// Folder of the write-ahead logs (default: OUT/.glyd-sink/wal)
+    #[arg(long, value_name = "DIR")]
+    pub wal: Option<PathBuf>,
+    /// Seal a stream's log into archives at this much input, e.g. 128M (default 128M)
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub roll_size: Option<usize>,
+    /// ... or this many seconds after its first event (default 60)
+    #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    pub roll_age: Option<u64>,
+    /// Largest event, e.g. 1M (default 1M)
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub max_record_size: Option<usize>,
+    /// Largest request body or Fluent message, before and after decompression (default 64M)
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub max_body: Option<usize>,
+    /// Open connections at most, per listener (default 1024)
+    #[arg(long, value_name = "N")]
+    pub max_connections: Option<usize>,
+    /// Seconds a client may take to send a request or message it started (default 30)
+    #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub read_timeout: Option<u64>,
 }
 
 impl Args {

@@ -65,7 +65,7 @@ fn main() -> ExitCode {
     let args = Args::from_env();
     // The sink stops cleanly on these signals itself; everything else removes its temporary
     // outputs and ends.
-    if !matches!(args.command, Some(args::Command::Sink { .. })) {
+    if !matches!(args.command, Some(args::Command::Sink(_))) {
         cleanup::watch_signals();
     }
     let ui = Ui::new(args.quiet(), args.verbose);
@@ -143,33 +143,8 @@ fn run(args: &Args, ui: Ui) -> Result<bool> {
             return records::cat(file, table.as_deref(), columns, *format, args.memory())
                 .map(|()| true)
         }
-        Some(args::Command::Sink {
-            http,
-            fluent,
-            fluent_shared_key,
-            fluent_route,
-            out,
-            wal,
-            roll_size,
-            roll_age,
-            max_record_size,
-            max_body,
-            max_connections,
-        }) => {
-            let opts = sink::SinkOptions::new(
-                http,
-                fluent,
-                fluent_shared_key.clone(),
-                fluent_route,
-                out,
-                wal.as_deref(),
-                *roll_size,
-                *roll_age,
-                args.memory,
-                *max_record_size,
-                *max_body,
-                *max_connections,
-            )?;
+        Some(args::Command::Sink(sink_args)) => {
+            let opts = sink::SinkOptions::new(sink_args, args.memory)?;
             return sink::run(opts).map(|()| true);
         }
         Some(args::Command::Sql {

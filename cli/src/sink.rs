@@ -6,14 +6,17 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 use glyd_connectors::event::check_stream;
 use glyd_connectors::fluent::{self, FluentConfig};
 use glyd_connectors::http::{serve, HttpLimits};
 use glyd_connectors::{Sink, SinkConfig};
+use serde::Deserialize;
 use tokio::net::TcpListener;
 use tokio::signal::unix::{signal, SignalKind};
 use tokio::sync::watch;
+
+use crate::args::{parse_size, SinkArgs};
 
 /// What `glyd sink` was asked to run.
 pub struct SinkOptions {
@@ -21,57 +24,145 @@ pub struct SinkOptions {
     pub fluent: Vec<String>,
     pub fluent_config: FluentConfig,
     pub config: SinkConfig,
-    pub max_connections: usize,
+    pub limits: HttpLimits,
+}
+
+/// A size in a config file: bytes, or text like `128M`.
+#[derive(Deserialize, Debug)]
+#[serde(untagged)]
+enum Size {
+    Bytes(u64),
+    Text(String),
+}
+
+impl Size {
+    fn bytes(&self, key: &str) -> Result<u64> {
+        match self {
+            Size::Bytes(n) => Ok(*n),
+            Size::Text(t) => parse_size(t)
+                .map(|n| n as u64)
+                .map_err(|e| anyhow::anyhow!("{key}: {e}")),
+        }
+    }
+}
+
+/// A Fluent route in a config file.
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+struct Route {
+    prefix: String,
+    stream: String,
+}
+
+/// `--config FILE`: the flags' settings in TOML.
+#[derive(Deserialize, Debug, Default)]
+#[serde(deny_unknown_fields)]
+struct FileConfig {
+    http: Option<Vec<String>>,
+    fluent: Option<Vec<String>>,
+    fluent_shared_key: Option<String>,
+    fluent_route: Option<Vec<Route>>,
+    out: Option<PathBuf>,
+    wal: Option<PathBuf>,
+    roll_size: Option<Size>,
+    roll_age: Option<u64>,
+    memory: Option<Size>,
+    max_record_size: Option<Size>,
+    max_body: Option<Size>,
+    max_connections: Option<usize>,
+    read_timeout: Option<u64>,
 }
 
 impl SinkOptions {
-    #[allow(clippy::too_many_arguments)]
-    pub fn new(
-        http: &[String],
-        fluent: &[String],
-        shared_key: Option<String>,
-        routes: &[String],
-        out: &std::path::Path,
-        wal: Option<&std::path::Path>,
-        roll_size: usize,
-        roll_age: u64,
-        memory: Option<u64>,
-        max_record_size: usize,
-        max_body: usize,
-        max_connections: usize,
-    ) -> Result<SinkOptions> {
-        let defaults = SinkConfig::default();
-        let routes = routes
-            .iter()
-            .map(|r| {
+    /// The flags over `--config`'s file over the defaults; `memory` is `--memory`.
+    pub fn new(a: &SinkArgs, memory: Option<u64>) -> Result<SinkOptions> {
+        let file: FileConfig = match &a.config {
+            Some(path) => {
+                let text = std::fs::read_to_string(path)
+                    .with_context(|| format!("--config {}", path.display()))?;
+                toml::from_str(&text).with_context(|| format!("--config {}", path.display()))?
+            }
+            None => FileConfig::default(),
+        };
+        let or_file = |flag: &[String], file: &Option<Vec<String>>| -> Vec<String> {
+            if flag.is_empty() {
+                file.clone().unwrap_or_default()
+            } else {
+                flag.to_vec()
+            }
+        };
+        let http = or_file(&a.http, &file.http);
+        let fluent = or_file(&a.fluent, &file.fluent);
+        if http.is_empty() && fluent.is_empty() {
+            bail!("glyd sink needs a listener: --http ADDR or --fluent ADDR (or in --config)");
+        }
+        let out = a
+            .out
+            .clone()
+            .or(file.out)
+            .context("glyd sink needs --out DIR, the lake's folder (or out in --config)")?;
+        let mut routes = Vec::new();
+        if a.fluent_route.is_empty() {
+            for r in file.fluent_route.unwrap_or_default() {
+                routes.push((r.prefix, r.stream));
+            }
+        } else {
+            for r in &a.fluent_route {
                 let (prefix, stream) = r
                     .split_once('=')
                     .with_context(|| format!("--fluent-route {r}: expected PREFIX=STREAM"))?;
-                check_stream(stream).map_err(|e| anyhow::anyhow!("--fluent-route {r}: {e}"))?;
-                Ok((prefix.to_string(), stream.to_string()))
-            })
-            .collect::<Result<Vec<_>>>()?;
+                routes.push((prefix.to_string(), stream.to_string()));
+            }
+        }
+        for (prefix, stream) in &routes {
+            check_stream(stream).map_err(|e| anyhow::anyhow!("fluent route {prefix}: {e}"))?;
+        }
+        let size = |flag: Option<usize>, file: &Option<Size>, key: &str| -> Result<Option<u64>> {
+            match (flag, file) {
+                (Some(n), _) => Ok(Some(n as u64)),
+                (None, Some(s)) => s.bytes(key).map(Some),
+                (None, None) => Ok(None),
+            }
+        };
+        let defaults = SinkConfig::default();
+        let memory = match (memory, &file.memory) {
+            (Some(m), _) => m,
+            (None, Some(s)) => s.bytes("memory")?,
+            (None, None) => defaults.memory,
+        };
+        let read_timeout = Duration::from_secs(a.read_timeout.or(file.read_timeout).unwrap_or(30));
+        let connections = a.max_connections.or(file.max_connections).unwrap_or(1024);
+        let config = SinkConfig {
+            out,
+            wal: a.wal.clone().or(file.wal),
+            roll_bytes: size(a.roll_size, &file.roll_size, "roll_size")?
+                .unwrap_or(defaults.roll_bytes),
+            roll_age: a
+                .roll_age
+                .or(file.roll_age)
+                .map_or(defaults.roll_age, Duration::from_secs),
+            memory,
+            max_record: size(a.max_record_size, &file.max_record_size, "max_record_size")?
+                .map_or(defaults.max_record, |n| n as usize),
+            max_body: size(a.max_body, &file.max_body, "max_body")?
+                .map_or(defaults.max_body, |n| n as usize),
+            ..defaults
+        };
         Ok(SinkOptions {
-            http: http.to_vec(),
-            fluent: fluent.to_vec(),
+            http,
+            fluent,
             fluent_config: FluentConfig {
-                shared_key,
+                shared_key: a.fluent_shared_key.clone().or(file.fluent_shared_key),
                 routes,
-                connections: max_connections,
+                connections,
+                read_timeout,
                 hostname: hostname(),
-                ..FluentConfig::default()
             },
-            config: SinkConfig {
-                out: out.to_path_buf(),
-                wal: wal.map(PathBuf::from),
-                roll_bytes: roll_size as u64,
-                roll_age: Duration::from_secs(roll_age),
-                memory: memory.unwrap_or(defaults.memory),
-                max_record: max_record_size,
-                max_body,
-                ..defaults
+            config,
+            limits: HttpLimits {
+                connections,
+                read_timeout,
             },
-            max_connections,
         })
     }
 }
@@ -112,10 +203,7 @@ pub fn run(opts: SinkOptions) -> Result<()> {
                 .with_context(|| format!("opening the lake {}", out.display()))?,
         );
         let (stop_tx, stop_rx) = watch::channel(false);
-        let limits = HttpLimits {
-            connections: opts.max_connections,
-            ..HttpLimits::default()
-        };
+        let limits = opts.limits.clone();
         let mut servers = tokio::task::JoinSet::new();
         for addr in &opts.http {
             let listener = TcpListener::bind(addr)

@@ -14,8 +14,8 @@ use datafusion::execution::SendableRecordBatchStream;
 use datafusion::prelude::SessionContext;
 use futures::StreamExt;
 use glyd_udf::{
-    is_partitioned, listing_table, policy, register_glyd_tables_with, register_log_functions,
-    GlydContext, GlydTable, ReadOptions, SqlPolicy,
+    is_partitioned, listing_table, policy, register_glyd_tables_with, register_json_functions,
+    register_log_functions, GlydContext, GlydTable, ReadOptions, SqlPolicy,
 };
 
 use crate::args::SqlFormat;
@@ -137,7 +137,8 @@ impl Session {
             .enable_all()
             .build()
             .context("starting the query runtime")?;
-        let ctx = SessionContext::new();
+        let mut ctx = SessionContext::new();
+        register_json_functions(&mut ctx).map_err(flat)?;
         register_log_functions(&ctx, settings.policy());
         if !settings.read_only {
             ctx.enable_glyd_tables();

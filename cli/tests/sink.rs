@@ -31,11 +31,12 @@ impl Running {
 
     /// `glyd sink LISTENERS --out OUT EXTRA` with `env` set; waits for every listener.
     fn start_with(out: &Path, listeners: &[&str], extra: &[&str], env: &[(&str, &str)]) -> Running {
-        let mut child = glyd()
-            .arg("sink")
-            .args(listeners)
-            .arg("--out")
-            .arg(out)
+        let mut cmd = glyd();
+        cmd.arg("sink").args(listeners);
+        if out != Path::new("-") {
+            cmd.arg("--out").arg(out);
+        }
+        let mut child = cmd
             .args(extra)
             .env("RUST_LOG", "info")
             .envs(env.iter().copied())
@@ -63,7 +64,12 @@ impl Running {
             }
         });
         let (mut port, mut fluent) = (None, None);
-        for _ in 0..listeners.len() / 2 {
+        let count = listeners
+            .iter()
+            .filter(|l| l.starts_with("--http") || l.starts_with("--fluent"))
+            .count()
+            .max(1);
+        for _ in 0..count {
             let (kind, p) = rx
                 .recv_timeout(Duration::from_secs(60))
                 .unwrap_or_else(|_| panic!("the sink did not start: {}", log.lock().unwrap()));
@@ -292,6 +298,15 @@ fn events_over_http_land_as_queryable_archives() {
         "msg,time\nthree,2025-12-07T10:15:00\none,2026-12-07T10:15:00\n"
     );
     assert_eq!(sql("SELECT msg FROM web", &lake.join("web")), "msg\nfive\n");
+    // Nested values are JSON text, read with the JSON functions.
+    assert_eq!(
+        sql(
+            "SELECT json_get_int(\"user\", 'id') AS id, \"user\"->>'id' AS text FROM app \
+             WHERE \"user\" IS NOT NULL",
+            &app
+        ),
+        "id,text\n7,7\n"
+    );
     // Partitions are columns, and a filter on them reads one folder.
     assert_eq!(
         sql(
@@ -565,4 +580,53 @@ fn a_shared_key_keeps_other_fluent_clients_out() {
         "n\n50\n"
     );
     assert!(!lake.join("node.forward").exists());
+}
+
+#[test]
+fn a_config_file_sets_what_flags_would_and_flags_override_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let lake = dir.path().join("lake");
+    let config = dir.path().join("sink.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "http = [\"127.0.0.1:0\"]\nout = {:?}\nroll_age = 1\nmax_body = \"1K\"\n\
+             [[fluent_route]]\nprefix = \"x.\"\nstream = \"xs\"\n",
+            lake.display().to_string()
+        ),
+    )
+    .unwrap();
+    let sink = Running::start_with(
+        Path::new("-"),
+        &["--config", config.to_str().unwrap()],
+        &[],
+        &[],
+    );
+    // max_body from the file: 1K.
+    let (status, _) = post(sink.port, "/app", &vec![b' '; 2048], &[]).unwrap();
+    assert_eq!(status, 413);
+    let (status, _) = post(sink.port, "/app", b"{\"a\":1}\n", &[]).unwrap();
+    assert_eq!(status, 200);
+    let (ok, log) = sink.stop();
+    assert!(ok, "{log}");
+    assert_eq!(sql("SELECT a FROM app", &lake.join("app")), "a\n1\n");
+    // Unknown keys are refused, naming the file.
+    std::fs::write(
+        &config,
+        "out = \"x\"\nhttp = [\"127.0.0.1:0\"]\nroll_sise = 5\n",
+    )
+    .unwrap();
+    let o = glyd()
+        .args(["sink", "--config"])
+        .arg(&config)
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("sink.toml") && err.contains("roll_sise"),
+        "{err}"
+    );
+    let o = glyd().args(["sink", "--out", "x"]).output().unwrap();
+    assert!(String::from_utf8_lossy(&o.stderr).contains("needs a listener"));
 }

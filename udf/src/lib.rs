@@ -41,6 +41,15 @@ pub use scan::{scan_stats, GlydScanExec, ScanStats};
 pub use source::is_partitioned;
 pub use table::{GlydTable, GlydTableFactory, ReadOptions};
 
+/// Registers the JSON functions of `datafusion-functions-json` with `ctx`: `json_get`,
+/// `json_get_str`, `json_get_int`, `json_get_float`, `json_get_bool`, `json_get_json`,
+/// `json_as_text`, `json_contains`, `json_length`, `json_object_keys`, and the `->` and `->>`
+/// operators. Nested values of JSON lines (and of the sink's events) are JSON text columns;
+/// these read into them.
+pub fn register_json_functions(ctx: &mut SessionContext) -> Result<()> {
+    datafusion_functions_json::register_all(ctx)
+}
+
 /// Registering record archives with a DataFusion session.
 pub trait GlydContext {
     /// Registers the one table of the record archive at `path` (a file, or a folder of

@@ -630,3 +630,59 @@ fn a_config_file_sets_what_flags_would_and_flags_override_it() {
     let o = glyd().args(["sink", "--out", "x"]).output().unwrap();
     assert!(String::from_utf8_lossy(&o.stderr).contains("needs a listener"));
 }
+
+#[test]
+fn stalled_and_surplus_clients_are_cut_off_and_others_carry_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let lake = dir.path().join("lake");
+    let sink = Running::start_with(
+        &lake,
+        &["--fluent", "127.0.0.1:0", "--http", "127.0.0.1:0"],
+        &["--read-timeout", "1", "--max-connections", "4"],
+        &[],
+    );
+    let (http, fluent) = (sink.port, sink.fluent.unwrap());
+    // Half a Fluent message, then nothing: closed after the read timeout.
+    let mut stalled = TcpStream::connect(("127.0.0.1", fluent)).unwrap();
+    stalled.write_all(&[0x93, 0xa3, b'a', b'p']).unwrap();
+    // Half an HTTP body, then nothing: 408.
+    let mut slow = TcpStream::connect(("127.0.0.1", http)).unwrap();
+    slow.write_all(b"POST /app HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{\"a\":")
+        .unwrap();
+    let started = Instant::now();
+    let mut answer = String::new();
+    slow.set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
+    let _ = slow.read_to_string(&mut answer);
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+    let mut rest = Vec::new();
+    stalled
+        .set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
+    let _ = stalled.read_to_end(&mut rest);
+    assert!(started.elapsed() < Duration::from_secs(15));
+    // Idle connections past the limit are closed at once; the others still work.
+    let idle: Vec<TcpStream> = (0..4)
+        .map(|_| TcpStream::connect(("127.0.0.1", http)).unwrap())
+        .collect();
+    std::thread::sleep(Duration::from_millis(300));
+    let mut surplus = TcpStream::connect(("127.0.0.1", http)).unwrap();
+    surplus
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    let mut buf = [0u8; 1];
+    assert_eq!(
+        surplus.read(&mut buf).unwrap_or(0),
+        0,
+        "a surplus connection is closed"
+    );
+    drop(idle);
+    std::thread::sleep(Duration::from_millis(300));
+    let (status, body) = post(http, "/app", b"{\"a\":1}\n", &[]).unwrap();
+    assert_eq!(status, 200, "{body}");
+    let (ok, log) = sink.stop();
+    assert!(ok, "{log}");
+    assert!(log.contains("stalled mid-message"), "{log}");
+    assert!(log.contains("too many connections"), "{log}");
+    assert_eq!(sql("SELECT a FROM app", &lake.join("app")), "a\n1\n");
+}

@@ -75,7 +75,7 @@ field() { sed "s/.*$2=\([0-9.]*\).*/\1/" "$W/$1.result"; }
   echo "# The streaming sink: throughput with acks, ack latency, memory, and bytes in the lake"
   echo
   echo "Produced by \`bash benches/sink.sh $BYTES\` on $(date -u +%Y-%m-%d) ($(nproc) cores, no other load),"
-  echo "glyd built \`--release\` at $(git rev-parse --short HEAD); gzip $(gzip --version | head -1 | awk '{print $2}'), $(zstd --version | awk '{print $NF}' | tr -d ',')."
+  echo "glyd built \`--release\` at $(git rev-parse --short HEAD); gzip $(gzip --version | head -1 | awk '{print $2}'), zstd $(zstd -V | sed -n 's/.*v\([0-9.]*\).*/\1/p')."
   echo
   echo "Events: \`benches/sink_events.py\` turns the ten loghub systems of the shared corpus into"
   echo "the JSON a shipper sends ($EVENTS events, $SIZE bytes, $((SIZE / EVENTS)) bytes each on average):"
@@ -86,14 +86,19 @@ field() { sed "s/.*$2=\([0-9.]*\).*/\1/" "$W/$1.result"; }
   echo "write-ahead log and synced. Rolls at $ROLL of rows; SIGTERM at the end seals the rest"
   echo "(\"flush s\": from SIGTERM to exit, every archive written)."
   echo
-  echo "| run | sink cores | events/s | MB/s in | ack p50 ms | ack p99 ms | flush s | peak RSS MiB |"
-  echo "|---|---:|---:|---:|---:|---:|---:|---:|"
+  echo "| run | sink cores | events/s acked | MB/s acked | ack p50 ms | ack p99 ms | flush s | MB/s into archives | peak RSS MiB |"
+  echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|"
   for r in one-core two-cores half-load; do
     cores=1; [ $r = two-cores ] && cores="2 (shared with the load)"
-    echo "| $r | $cores | $(field $r events_per_s) | $(field $r mb_per_s) | $(field $r p50_ms) | $(field $r p99_ms) | $(field $r flush_s) | $(( $(field $r peak_rss_kib) / 1024 )) |"
+    e2e=$(python3 -c "print(f'{$SIZE / ($(field $r seconds) + $(field $r flush_s)) / 1e6:.1f}')")
+    echo "| $r | $cores | $(field $r events_per_s) | $(field $r mb_per_s) | $(field $r p50_ms) | $(field $r p99_ms) | $(printf %.2f $(field $r flush_s)) | $e2e | $(( $(field $r peak_rss_kib) / 1024 )) |"
   done
   echo
-  echo "Half load is the one-core run's MB/s halved, paced by the load generator."
+  echo "\"Acked\" is the load generator's view: every byte in a synced log. Archives are built"
+  echo "from the log behind the acks (one record writer, row groups sized to half of \`--memory\`,"
+  echo "512M here); \"into archives\" is the input over the whole run, load and flush, the rate a"
+  echo "sink sustains once its log backlog (4 roll sizes) is full and it pushes back. Half load"
+  echo "is the one-core run's acked MB/s halved, paced by the load generator."
   echo
   echo "## Bytes in the lake"
   echo

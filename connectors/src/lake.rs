@@ -1,5 +1,6 @@
 //! Archives in a hive-partitioned lake, built from a sealed log segment: each row goes to the
-//! archive of its hour, `OUT/<stream>/dt=YYYY-MM-DD/hour=HH/<stream>-<first time>-<seq>-<k>.glyd`
+//! archive of its hour (one archive written at a time, a pass over the segment each, so that
+//! building archives holds one record writer's memory), `OUT/<stream>/dt=YYYY-MM-DD/hour=HH/<stream>-<first time>-<seq>-<k>.glyd`
 //! (`seq` the segment's number, `k` the archive's among that segment's), written under a
 //! temporary name, synced, renamed into place and its folder synced. Building the same segment
 //! again writes the same names with the same rows, so a segment archived twice (a crash
@@ -13,10 +14,6 @@ use std::path::{Path, PathBuf};
 use glyd_columnar::{sniff_json_lines, RecordWriter, WriteOptions};
 
 use crate::wal::{read_frames, sync_dir, Segment};
-
-/// Most archives of one segment open at once (rows of that many hours); past it the one
-/// written longest ago is finished and its hour starts another.
-pub const MAX_OPEN: usize = 32;
 
 /// Bytes of the first frames a segment's table layout is sniffed from.
 const SNIFF_BYTES: usize = 1 << 20;
@@ -54,7 +51,6 @@ struct Open {
     tmp: PathBuf,
     path: PathBuf,
     rows: u64,
-    last_write: u64,
 }
 
 /// Temporary name of an archive being written at `path`.
@@ -123,10 +119,10 @@ pub fn archive_segment(
             format!("{}: its rows are not JSON lines", seg.path.display()),
         ));
     };
-    let base = root.join(stream);
-    let mut open: HashMap<(String, String), Open> = HashMap::new();
-    let mut done = Vec::new();
-    let (mut made, mut writes) = (0usize, 0u64);
+    // The hours of the segment's rows, in order of first appearance, with their first row's
+    // time: one archive each.
+    let mut hours: Vec<((String, String), String)> = Vec::new();
+    let mut seen: HashMap<(String, String), usize> = HashMap::new();
     read_frames(&seg.path, |payload| {
         for row in payload.split_inclusive(|&b| b == b'\n') {
             let Some((date, hour)) = partition(row) else {
@@ -135,50 +131,38 @@ pub fn archive_segment(
                     format!("{}: a row without its time first", seg.path.display()),
                 ));
             };
-            let key = (date.to_string(), hour.to_string());
-            if !open.contains_key(&key) {
-                if open.len() >= MAX_OPEN {
-                    let oldest = open
-                        .iter()
-                        .min_by_key(|(_, o)| o.last_write)
-                        .map(|(k, _)| k.clone())
-                        .expect("some are open");
-                    finish(open.remove(&oldest).expect("open"), &mut done)?;
-                }
-                let dir = base.join(format!("dt={date}")).join(format!("hour={hour}"));
-                make_dirs(root, &dir)?;
-                let path = dir.join(format!(
-                    "{stream}-{}-{:016}-{made}.glyd",
-                    stamp(row),
-                    seg.seq
-                ));
-                made += 1;
-                let tmp = temporary(&path);
-                let file = BufWriter::with_capacity(1 << 20, File::create(&tmp)?);
-                let writer =
-                    RecordWriter::new(file, dialect.clone(), opts).map_err(io::Error::other)?;
-                open.insert(
-                    key.clone(),
-                    Open {
-                        writer,
-                        tmp,
-                        path,
-                        rows: 0,
-                        last_write: 0,
-                    },
-                );
+            if !seen.contains_key(&(date.to_string(), hour.to_string())) {
+                let key = (date.to_string(), hour.to_string());
+                seen.insert(key.clone(), hours.len());
+                hours.push((key, stamp(row)));
             }
-            let o = open.get_mut(&key).expect("opened");
-            o.writer.write_all(row)?;
-            o.rows += 1;
-            writes += 1;
-            o.last_write = writes;
         }
         Ok(())
     })?;
-    let mut rest: Vec<Open> = open.into_values().collect();
-    rest.sort_by(|a, b| a.path.cmp(&b.path));
-    for o in rest {
+    let base = root.join(stream);
+    let mut done = Vec::new();
+    for (k, ((date, hour), first)) in hours.iter().enumerate() {
+        let dir = base.join(format!("dt={date}")).join(format!("hour={hour}"));
+        make_dirs(root, &dir)?;
+        let path = dir.join(format!("{stream}-{first}-{:016}-{k}.glyd", seg.seq));
+        let tmp = temporary(&path);
+        let file = BufWriter::with_capacity(1 << 20, File::create(&tmp)?);
+        let writer = RecordWriter::new(file, dialect.clone(), opts).map_err(io::Error::other)?;
+        let mut o = Open {
+            writer,
+            tmp,
+            path,
+            rows: 0,
+        };
+        read_frames(&seg.path, |payload| {
+            for row in payload.split_inclusive(|&b| b == b'\n') {
+                if partition(row) == Some((date.as_str(), hour.as_str())) {
+                    o.writer.write_all(row)?;
+                    o.rows += 1;
+                }
+            }
+            Ok(())
+        })?;
         finish(o, &mut done)?;
     }
     Ok(done)

@@ -18,7 +18,7 @@ use glyd_columnar::WriteOptions;
 use tokio::sync::{oneshot, OwnedSemaphorePermit, Semaphore};
 
 use crate::event::{check_stream, Rows};
-use crate::lake::{archive_segment, remove_temporaries, MAX_OPEN};
+use crate::lake::{archive_segment, remove_temporaries};
 use crate::metrics::Metrics;
 use crate::wal::{checkpoint, Segment, Wal};
 
@@ -33,7 +33,8 @@ pub struct SinkConfig {
     pub roll_bytes: u64,
     /// ... or this long after its first row.
     pub roll_age: Duration,
-    /// Memory for requests in flight and for building archives, half each.
+    /// Memory for requests in flight and for building archives, half each (the process
+    /// itself takes some 50 MiB more).
     pub memory: u64,
     /// Largest event (bytes as it arrives).
     pub max_record: usize,
@@ -68,10 +69,16 @@ impl SinkConfig {
             .unwrap_or_else(|| self.out.join(".glyd-sink").join("wal"))
     }
 
-    /// Archive options: row groups small enough that every archive a segment may have open
-    /// fits half the memory budget (each holds about two row groups while encoding).
+    /// Archive options: row groups as large as half the memory budget allows the one record
+    /// writer building archives (it holds about twelve times a row group per thread, measured,
+    /// and some 64 MiB besides), 1 to 16 MiB.
     fn write_options(&self) -> WriteOptions {
-        let per = (self.memory / 2 / (2 * MAX_OPEN as u64)).clamp(1 << 20, 16 << 20);
+        let threads = match self.threads {
+            0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            n => n,
+        } as u64;
+        let room = (self.memory / 2).saturating_sub(64 << 20);
+        let per = (room / (12 * threads)).clamp(1 << 20, 16 << 20);
         WriteOptions {
             level: self.level,
             threads: self.threads,

@@ -101,7 +101,7 @@ impl Coding {
             Coding::IntDictionary => "dictionary of values".into(),
             Coding::Linked(Link::Relative(b)) => format!("minus {}", name(b)),
             Coding::Linked(Link::Ordered(b)) => format!("in order of {}", name(b)),
-            Coding::Linked(Link::Grouped(b)) => format!("grouped by {}'s templates", name(b)),
+            Coding::Linked(Link::Grouped(b)) => format!("grouped by {}", name(b)),
             Coding::Nulls => "all null".into(),
             Coding::Arrow => "Arrow IPC".into(),
         }

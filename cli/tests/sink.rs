@@ -262,6 +262,17 @@ fn events_over_http_land_as_queryable_archives() {
     )
     .unwrap();
     assert_eq!(status, 413, "{body}");
+    // Objects with stable keys become columns by path.
+    let nested = (0..4)
+        .map(|i| {
+            format!(
+                "{{\"http\":{{\"status\":{},\"path\":\"/p{i}\"}}}}\n",
+                [200, 500][i % 2]
+            )
+        })
+        .collect::<String>();
+    let (status, body) = post(port, "/nested", nested.as_bytes(), &[]).unwrap();
+    assert_eq!(status, 200, "{body}");
     let (status, _) = post(port, "/no%20such", b"{}", &[]).unwrap();
     assert_eq!(status, 400);
     let metrics = {
@@ -298,7 +309,14 @@ fn events_over_http_land_as_queryable_archives() {
         "msg,time\nthree,2025-12-07T10:15:00\none,2026-12-07T10:15:00\n"
     );
     assert_eq!(sql("SELECT msg FROM web", &lake.join("web")), "msg\nfive\n");
-    // Nested values are JSON text, read with the JSON functions.
+    assert_eq!(
+        sql_t(
+            "SELECT \"http.status\" AS status, count(*) AS n FROM t GROUP BY 1 ORDER BY 1",
+            &lake.join("nested")
+        ),
+        "status,n\n200,2\n500,2\n"
+    );
+    // Other nested values are JSON text, read with the JSON functions.
     assert_eq!(
         sql(
             "SELECT json_get_int(\"user\", 'id') AS id, \"user\"->>'id' AS text FROM app \

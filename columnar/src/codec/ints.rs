@@ -133,11 +133,9 @@ fn decode_dictionary(c: &mut Cursor<'_>, count: usize) -> Result<Vec<i64>> {
     dict.push(unzigzag(c.varint()?));
     for _ in 1..entries {
         let gap = c.varint()?;
-        let next = i64::try_from(gap)
-            .ok()
-            .and_then(|g| g.checked_add(1))
-            .and_then(|g| dict[dict.len() - 1].checked_add(g))
-            .ok_or_else(|| c.corrupt("an integer dictionary past the 64-bit range"))?;
+        // A gap may pass i64::MAX (from i64::MIN to 0 is 2^63): add in 128 bits.
+        let next = i64::try_from(i128::from(dict[dict.len() - 1]) + i128::from(gap) + 1)
+            .map_err(|_| c.corrupt("an integer dictionary past the 64-bit range"))?;
         dict.push(next);
     }
     let width = usize::from(c.u8()?);

@@ -202,6 +202,9 @@ pub fn run(opts: SinkOptions) -> Result<()> {
             Sink::open(opts.config)
                 .with_context(|| format!("opening the lake {}", out.display()))?,
         );
+        // Watched before any listener is announced: a stop sent as soon as one is, is clean.
+        let mut term = signal(SignalKind::terminate()).context("watching SIGTERM")?;
+        let mut int = signal(SignalKind::interrupt()).context("watching SIGINT")?;
         let (stop_tx, stop_rx) = watch::channel(false);
         let limits = opts.limits.clone();
         let mut servers = tokio::task::JoinSet::new();
@@ -236,8 +239,6 @@ pub fn run(opts: SinkOptions) -> Result<()> {
                 stop_rx.clone(),
             ));
         }
-        let mut term = signal(SignalKind::terminate()).context("watching SIGTERM")?;
-        let mut int = signal(SignalKind::interrupt()).context("watching SIGINT")?;
         tokio::select! {
             _ = term.recv() => tracing::info!("SIGTERM: stopping"),
             _ = int.recv() => tracing::info!("SIGINT: stopping"),

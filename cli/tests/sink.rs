@@ -704,3 +704,74 @@ fn stalled_and_surplus_clients_are_cut_off_and_others_carry_on() {
     assert!(log.contains("too many connections"), "{log}");
     assert_eq!(sql("SELECT a FROM app", &lake.join("app")), "a\n1\n");
 }
+
+#[test]
+fn sigkill_loses_no_acknowledged_fluent_chunk() {
+    let dir = tempfile::tempdir().unwrap();
+    let lake = dir.path().join("lake");
+    let clients = clients();
+    let mut acked: BTreeSet<u64> = BTreeSet::new();
+    let rounds = 8u64;
+    for round in 0..rounds {
+        let sink = Running::start_with(
+            &lake,
+            &["--fluent", "127.0.0.1:0"],
+            &["--roll-size", "16K"],
+            &[],
+        );
+        let port = sink.fluent.unwrap();
+        let first = round * 1_000_000;
+        let mut client = Command::new("node")
+            .current_dir(&clients)
+            .args([
+                "fluent_acked.js",
+                &port.to_string(),
+                &first.to_string(),
+                "1000000",
+            ])
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("node is installed (.ci/run installs it)");
+        std::thread::sleep(Duration::from_millis(400 + 150 * round));
+        sink.kill();
+        // The client stops at its first failed chunk; one that hangs is ended.
+        let deadline = Instant::now() + Duration::from_secs(2);
+        while client.try_wait().unwrap().is_none() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let _ = client.kill();
+        let out = client.wait_with_output().unwrap();
+        let ids: Vec<u64> = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter_map(|l| l.trim().parse().ok())
+            .collect();
+        assert!(!ids.is_empty(), "round {round}: no chunk was acknowledged");
+        acked.extend(ids);
+    }
+    let sink = Running::start_with(&lake, &["--fluent", "127.0.0.1:0"], &[], &[]);
+    let (ok, log) = sink.stop();
+    assert!(ok, "{log}");
+    all_pass_test(&lake);
+    let stream = lake.join("crash.events");
+    let ids = sql_t("SELECT id FROM t", &stream);
+    let mut seen: BTreeMap<u64, u32> = BTreeMap::new();
+    for line in ids.lines().skip(1) {
+        *seen.entry(line.parse().unwrap()).or_default() += 1;
+    }
+    let lost: Vec<&u64> = acked.iter().filter(|i| !seen.contains_key(i)).collect();
+    assert!(
+        lost.is_empty(),
+        "acknowledged and lost: {} of {}",
+        lost.len(),
+        acked.len()
+    );
+    assert!(
+        seen.values().all(|&n| n == 1),
+        "an event landed twice without a resend"
+    );
+    eprintln!(
+        "{rounds} kills: {} Fluent events acknowledged, {} in the lake",
+        acked.len(),
+        seen.len()
+    );
+}

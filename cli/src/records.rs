@@ -275,6 +275,9 @@ pub fn inspect(path: &Path, memory: u64) -> Result<()> {
         r.rows(),
         r.row_groups().len()
     );
+    for (k, v) in r.metadata() {
+        let _ = writeln!(o, "  {k}: {v}");
+    }
     let many = r.tables().len() > 1;
     for (t, table) in r.tables().iter().enumerate() {
         let groups: Vec<(usize, &glyd_columnar::RowGroupMeta)> = r

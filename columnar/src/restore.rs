@@ -4,7 +4,9 @@
 
 use std::io::{self, Read, Write};
 
-use crate::archive::{parse_footer, parse_header, parse_table, ArchiveReader, Entry};
+use crate::archive::{
+    parse_footer, parse_header, parse_table, ArchiveReader, Entry, MAX_METADATA_BYTES,
+};
 use crate::error::{Error, Result};
 use crate::model::{Format, Table};
 use crate::rowgroup::{TAG_END, TAG_ROW_GROUP, TAG_TABLE};
@@ -74,9 +76,10 @@ pub fn rebuild_with_limit(mut src: impl Read, mut out: impl Write, memory: u64) 
             });
         }
         if buf[0] == TAG_END {
-            // A footer holds four varints per row group and a few fields: anything much
-            // longer is not one, and a pipe that keeps sending must not fill memory.
-            let most = 64 + 48 * entries.len();
+            // A footer holds four varints per row group, a few fields and its metadata:
+            // anything much longer is not one, and a pipe that keeps sending must not fill
+            // memory.
+            let most = 64 + 48 * entries.len() + MAX_METADATA_BYTES;
             while read_more(&mut src, &mut buf, 1 << 16)? > 0 {
                 if buf.len() > most {
                     return Err(Error::corrupt(
@@ -89,7 +92,7 @@ pub fn rebuild_with_limit(mut src: impl Read, mut out: impl Write, memory: u64) 
                     ));
                 }
             }
-            let got = parse_footer(&buf, offset)?;
+            let (got, _) = parse_footer(&buf, offset)?;
             if got != entries {
                 return Err(Error::corrupt(
                     "footer",

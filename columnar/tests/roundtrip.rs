@@ -1112,3 +1112,45 @@ fn short_text_reads_as_views_without_a_buffer() {
     }
     assert_eq!(k, 5000);
 }
+
+#[test]
+fn footer_metadata_comes_back_and_leaves_the_rest_alone() {
+    let src = b"{\"a\":1}\n{\"a\":2}\n";
+    let d = glyd_columnar::sniff_json_lines(src, true).unwrap();
+    let write = |meta: &[(&str, &str)]| {
+        let mut w = RecordWriter::new(Vec::new(), d.clone(), &WriteOptions::default()).unwrap();
+        for (k, v) in meta {
+            w.set_metadata(k, v).unwrap();
+        }
+        w.write_all(src).unwrap();
+        w.finish().unwrap()
+    };
+    let plain = write(&[]);
+    let kept = write(&[
+        ("glyd.sink.stream", "app"),
+        ("é", ""),
+        ("glyd.sink.stream", "web"),
+    ]);
+    let r = ArchiveReader::from_bytes(kept.clone()).unwrap();
+    let meta: Vec<(&str, &str)> = r
+        .metadata()
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    assert_eq!(meta, [("é", ""), ("glyd.sink.stream", "web")]);
+    assert!(ArchiveReader::from_bytes(plain.clone())
+        .unwrap()
+        .metadata()
+        .is_empty());
+    assert_eq!(
+        r.schema(),
+        ArchiveReader::from_bytes(plain).unwrap().schema()
+    );
+    // Rebuilt from a pipe, the footer read last.
+    let mut out = Vec::new();
+    rebuild(&kept[..], &mut out).unwrap();
+    assert_eq!(out, src);
+    // Too much is refused.
+    let mut w = RecordWriter::new(Vec::new(), d.clone(), &WriteOptions::default()).unwrap();
+    assert!(w.set_metadata("big", &"x".repeat(2 << 20)).is_err());
+}

@@ -148,6 +148,7 @@ pub fn archive_segment(
         let tmp = temporary(&path);
         let file = BufWriter::with_capacity(1 << 20, File::create(&tmp)?);
         let writer = RecordWriter::new(file, dialect.clone(), opts).map_err(io::Error::other)?;
+        let mut last = String::new();
         let mut o = Open {
             writer,
             tmp,
@@ -159,10 +160,19 @@ pub fn archive_segment(
                 if partition(row) == Some((date.as_str(), hour.as_str())) {
                     o.writer.write_all(row)?;
                     o.rows += 1;
+                    last = stamp(row);
                 }
             }
             Ok(())
         })?;
+        for (k, v) in [
+            ("glyd.sink.stream", stream),
+            ("glyd.sink.segment", &seg.seq.to_string()),
+            ("glyd.sink.first_time", first),
+            ("glyd.sink.last_time", &last),
+        ] {
+            o.writer.set_metadata(k, v).map_err(io::Error::other)?;
+        }
         finish(o, &mut done)?;
     }
     Ok(done)
@@ -230,6 +240,21 @@ mod tests {
         for (a, b) in again.iter().zip(&bytes) {
             assert_eq!(&fs::read(&a.path).unwrap(), b);
         }
+        let r = glyd_columnar::ArchiveReader::from_bytes(bytes[0].clone()).unwrap();
+        let meta: Vec<(&str, &str)> = r
+            .metadata()
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        assert_eq!(
+            meta,
+            [
+                ("glyd.sink.stream", "app"),
+                ("glyd.sink.segment", "0"),
+                ("glyd.sink.first_time", "20261207T120001Z"),
+                ("glyd.sink.last_time", "20261207T123000Z"),
+            ]
+        );
         let mut rebuilt = Vec::new();
         glyd_columnar::rebuild(&bytes[0][..], &mut rebuilt).unwrap();
         assert_eq!(

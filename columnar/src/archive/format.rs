@@ -193,7 +193,7 @@ pub(crate) struct Entry {
     pub(crate) input_len: u64,
 }
 
-pub(crate) fn footer_bytes(entries: &[Entry]) -> Vec<u8> {
+pub(crate) fn footer_bytes(entries: &[Entry], metadata: &[(String, String)]) -> Vec<u8> {
     let mut f = vec![TAG_END];
     put_varint(&mut f, entries.len() as u64);
     let mut prev = 0;
@@ -204,6 +204,13 @@ pub(crate) fn footer_bytes(entries: &[Entry]) -> Vec<u8> {
         put_varint(&mut f, e.rows);
         put_varint(&mut f, e.input_len);
     }
+    if !metadata.is_empty() {
+        put_varint(&mut f, metadata.len() as u64);
+        for (k, v) in metadata {
+            put_prefixed(&mut f, k.as_bytes());
+            put_prefixed(&mut f, v.as_bytes());
+        }
+    }
     let sum = glyd_core::checksum(&f);
     f.extend_from_slice(&sum.to_le_bytes());
     let len = f.len() as u32 + 8;
@@ -212,8 +219,15 @@ pub(crate) fn footer_bytes(entries: &[Entry]) -> Vec<u8> {
     f
 }
 
+/// Most metadata pairs a footer may hold, and most bytes of them.
+pub const MAX_METADATA: usize = 1024;
+pub const MAX_METADATA_BYTES: usize = 1 << 20;
+
+/// A footer's row group index and its metadata (key, value pairs).
+pub(crate) type Footer = (Vec<Entry>, Vec<(String, String)>);
+
 /// Parses a footer (from its tag byte to the end magic) that is exactly `f`, at `offset`.
-pub(crate) fn parse_footer(f: &[u8], offset: u64) -> Result<Vec<Entry>> {
+pub(crate) fn parse_footer(f: &[u8], offset: u64) -> Result<Footer> {
     let n = f.len();
     if n < 13 || f[n - 4..] != END_MAGIC {
         return Err(Error::corrupt("footer", offset, "missing end magic"));
@@ -251,6 +265,25 @@ pub(crate) fn parse_footer(f: &[u8], offset: u64) -> Result<Vec<Entry>> {
             input_len: c.varint()?,
         });
     }
+    let mut metadata: Vec<(String, String)> = Vec::new();
+    if c.remaining() > 0 {
+        let n = c.bounded(
+            (c.remaining() / 2).min(MAX_METADATA) as u64,
+            "metadata count",
+        )?;
+        for _ in 0..n {
+            let key = c.prefixed()?;
+            let value = c.prefixed()?;
+            let (Ok(key), Ok(value)) = (std::str::from_utf8(key), std::str::from_utf8(value))
+            else {
+                return Err(c.corrupt("metadata that is not UTF-8"));
+            };
+            if metadata.iter().any(|(k, _)| k == key) {
+                return Err(c.corrupt(format!("metadata key {key:?} twice")));
+            }
+            metadata.push((key.to_string(), value.to_string()));
+        }
+    }
     c.finish()?;
-    Ok(entries)
+    Ok((entries, metadata))
 }

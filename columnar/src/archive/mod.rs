@@ -11,7 +11,7 @@ mod writer;
 
 pub(crate) use format::first_table;
 pub use format::{is_archive, RECORDS};
-pub(crate) use format::{parse_footer, parse_header, parse_table, Entry};
+pub(crate) use format::{parse_footer, parse_header, parse_table, Entry, MAX_METADATA_BYTES};
 pub use reader::{with_string_views, ArchiveReader, GroupBatches};
 pub use tables::RAW;
 pub use writer::{BatchWriter, RecordWriter, WriteOptions, DEFAULT_ROW_GROUP};

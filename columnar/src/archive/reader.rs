@@ -48,9 +48,17 @@ pub struct ArchiveReader {
     arrow: bool,
     /// The most memory decoding may hold at once (see [`ArchiveReader::with_memory_limit`]).
     memory: u64,
+    /// The footer's metadata, as the writer set it.
+    metadata: Vec<(String, String)>,
 }
 
 impl ArchiveReader {
+    /// The key, value pairs the writer kept in the footer ([`crate::RecordWriter::set_metadata`]),
+    /// in the order set. Not part of the Arrow schema: archives of one table may differ here.
+    pub fn metadata(&self) -> &[(String, String)] {
+        &self.metadata
+    }
+
     /// Opens the archive file at `path`.
     pub fn open(path: impl AsRef<std::path::Path>) -> Result<Self> {
         Self::from_bytes(std::fs::read(path)?)
@@ -78,7 +86,7 @@ impl ArchiveReader {
             .ok_or_else(|| {
                 Error::corrupt("footer", trailer as u64, "footer length past the start")
             })?;
-        let entries = parse_footer(&data[footer_at..], footer_at as u64)?;
+        let (entries, metadata) = parse_footer(&data[footer_at..], footer_at as u64)?;
         let mut tables = vec![crate::archive::first_table(&header.format)];
         let mut groups = Vec::with_capacity(entries.len());
         let mut at = header.len as u64;
@@ -175,6 +183,7 @@ impl ArchiveReader {
             raw,
             schemas,
             arrow: matches!(header.format, Format::Arrow(_)),
+            metadata,
             memory: glyd_core::DEFAULT_MEMORY_LIMIT,
         })
     }

@@ -59,6 +59,8 @@ pub struct RecordWriter<W: Write> {
     written: u64,
     entries: Vec<Entry>,
     bytes_in: u64,
+    /// Key, value pairs for the footer.
+    metadata: Vec<(String, String)>,
 }
 
 /// Cuts `buf[range]` into row groups of about `size` bytes at line ends, outside the spans
@@ -169,12 +171,36 @@ impl<W: Write> RecordWriter<W> {
             written: head.len() as u64,
             entries: Vec::new(),
             bytes_in: 0,
+            metadata: Vec::new(),
         })
     }
 
     /// Input bytes taken so far.
     pub fn bytes_in(&self) -> u64 {
         self.bytes_in
+    }
+
+    /// Keeps `key` = `value` in the archive's footer (see [`crate::ArchiveReader::metadata`]):
+    /// where it came from, what it holds. A key set again takes the new value; past 1,024
+    /// keys or 1 MiB in all it is refused.
+    pub fn set_metadata(&mut self, key: &str, value: &str) -> Result<()> {
+        self.metadata.retain(|(k, _)| k != key);
+        let bytes: usize = self
+            .metadata
+            .iter()
+            .map(|(k, v)| k.len() + v.len() + 10)
+            .sum();
+        if self.metadata.len() >= super::format::MAX_METADATA
+            || bytes + key.len() + value.len() + 10 > super::format::MAX_METADATA_BYTES
+        {
+            return Err(Error::Request(format!(
+                "metadata {key:?}: an archive keeps at most {} keys and {} bytes of them",
+                super::format::MAX_METADATA,
+                super::format::MAX_METADATA_BYTES
+            )));
+        }
+        self.metadata.push((key.to_string(), value.to_string()));
+        Ok(())
     }
 
     /// Encodes whole row groups from the pending input; with `all`, everything pending (the
@@ -311,7 +337,8 @@ impl<W: Write> RecordWriter<W> {
             }
         }
         self.encode_pending(true)?;
-        self.inner.write_all(&footer_bytes(&self.entries))?;
+        self.inner
+            .write_all(&footer_bytes(&self.entries, &self.metadata))?;
         self.inner.flush()?;
         Ok(self.inner)
     }
@@ -480,7 +507,7 @@ impl<W: Write> BatchWriter<W> {
     pub fn finish(mut self) -> Result<W> {
         self.close_group()?;
         self.encode_groups()?;
-        self.inner.write_all(&footer_bytes(&self.entries))?;
+        self.inner.write_all(&footer_bytes(&self.entries, &[]))?;
         self.inner.flush()?;
         Ok(self.inner)
     }

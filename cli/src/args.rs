@@ -410,6 +410,9 @@ pub struct SinkArgs {
     /// Largest request body or Fluent message, before and after decompression (default 64M)
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     pub max_body: Option<usize>,
+    /// Streams at most (default 256); a write to one more is refused
+    #[arg(long, value_name = "N")]
+    pub max_streams: Option<usize>,
     /// Open connections at most, per listener (default 1024)
     #[arg(long, value_name = "N")]
     pub max_connections: Option<usize>,

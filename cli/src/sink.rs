@@ -70,6 +70,7 @@ struct FileConfig {
     max_record_size: Option<Size>,
     max_body: Option<Size>,
     max_connections: Option<usize>,
+    max_streams: Option<usize>,
     read_timeout: Option<u64>,
 }
 
@@ -146,6 +147,10 @@ impl SinkOptions {
                 .map_or(defaults.max_record, |n| n as usize),
             max_body: size(a.max_body, &file.max_body, "max_body")?
                 .map_or(defaults.max_body, |n| n as usize),
+            max_streams: a
+                .max_streams
+                .or(file.max_streams)
+                .unwrap_or(defaults.max_streams),
             ..defaults
         };
         Ok(SinkOptions {

@@ -656,7 +656,14 @@ fn stalled_and_surplus_clients_are_cut_off_and_others_carry_on() {
     let sink = Running::start_with(
         &lake,
         &["--fluent", "127.0.0.1:0", "--http", "127.0.0.1:0"],
-        &["--read-timeout", "1", "--max-connections", "4"],
+        &[
+            "--read-timeout",
+            "1",
+            "--max-connections",
+            "4",
+            "--max-streams",
+            "1",
+        ],
         &[],
     );
     let (http, fluent) = (sink.port, sink.fluent.unwrap());
@@ -698,6 +705,10 @@ fn stalled_and_surplus_clients_are_cut_off_and_others_carry_on() {
     std::thread::sleep(Duration::from_millis(300));
     let (status, body) = post(http, "/app", b"{\"a\":1}\n", &[]).unwrap();
     assert_eq!(status, 200, "{body}");
+    // One stream at most: a second is refused, the first still taken.
+    let (status, body) = post(http, "/other", b"{\"a\":2}\n", &[]).unwrap();
+    assert_eq!(status, 400, "{body}");
+    assert!(body.contains("--max-streams"), "{body}");
     let (ok, log) = sink.stop();
     assert!(ok, "{log}");
     assert!(log.contains("stalled mid-message"), "{log}");

@@ -77,11 +77,14 @@ fn refused(sink: &Sink, r: &Refusal, bulk: bool) -> Reply {
     sink.metrics.reject(r.reason());
     let status = match r {
         Refusal::Behind => StatusCode::TOO_MANY_REQUESTS,
+        Refusal::Streams(_) => StatusCode::BAD_REQUEST,
         _ => StatusCode::SERVICE_UNAVAILABLE,
     };
     let mut resp = error(status, &r.to_string(), None, bulk);
-    resp.headers_mut()
-        .insert(RETRY_AFTER, HeaderValue::from_static("1"));
+    if status != StatusCode::BAD_REQUEST {
+        resp.headers_mut()
+            .insert(RETRY_AFTER, HeaderValue::from_static("1"));
+    }
     resp
 }
 

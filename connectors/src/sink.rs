@@ -40,6 +40,9 @@ pub struct SinkConfig {
     pub max_record: usize,
     /// Largest request body, before and after decompression.
     pub max_body: usize,
+    /// Streams at most (each has a log writer and an archiver thread); a write to one more
+    /// is refused. Streams whose logs are found at start count too.
+    pub max_streams: usize,
     /// Level and threads of the archives.
     pub level: glyd_core::Level,
     pub threads: usize,
@@ -55,6 +58,7 @@ impl Default for SinkConfig {
             memory: 512 << 20,
             max_record: 1 << 20,
             max_body: 64 << 20,
+            max_streams: 256,
             level: glyd_core::Level::Max,
             threads: 0,
         }
@@ -98,6 +102,8 @@ pub enum Refusal {
     Log(String),
     /// The sink is shutting down.
     Closing,
+    /// A new stream past `--max-streams` (HTTP 400).
+    Streams(usize),
 }
 
 impl std::fmt::Display for Refusal {
@@ -107,6 +113,10 @@ impl std::fmt::Display for Refusal {
             Refusal::Behind => write!(f, "archives are behind the log; retry later"),
             Refusal::Log(e) => write!(f, "the write-ahead log failed ({e}); nothing was kept"),
             Refusal::Closing => write!(f, "the sink is shutting down; retry on its restart"),
+            Refusal::Streams(n) => write!(
+                f,
+                "a new stream past the limit of {n} (--max-streams); send to an existing one"
+            ),
         }
     }
 }
@@ -119,6 +129,7 @@ impl Refusal {
             Refusal::Behind => "behind",
             Refusal::Log(_) => "log_error",
             Refusal::Closing => "closing",
+            Refusal::Streams(_) => "streams",
         }
     }
 }
@@ -172,7 +183,7 @@ impl Sink {
             let entry = entry?;
             let name = entry.file_name().to_string_lossy().into_owned();
             if entry.file_type()?.is_dir() && check_stream(&name).is_ok() {
-                sink.stream(&name)?;
+                sink.stream(&name, true)?;
             }
         }
         Ok(sink)
@@ -212,10 +223,15 @@ impl Sink {
         self.metrics.log_pending.load(Relaxed) > 4 * self.cfg.roll_bytes as i64
     }
 
-    fn stream(&self, name: &str) -> io::Result<Arc<Stream>> {
+    /// The stream `name`, started if new; `None` past `max_streams` (which never holds back a
+    /// log found at start: `recovering`).
+    fn stream(&self, name: &str, recovering: bool) -> io::Result<Option<Arc<Stream>>> {
         let mut streams = self.streams.lock().expect("streams lock");
         if let Some(s) = streams.get(name) {
-            return Ok(s.clone());
+            return Ok(Some(s.clone()));
+        }
+        if streams.len() >= self.cfg.max_streams && !recovering {
+            return Ok(None);
         }
         let dir = self.cfg.wal_dir().join(name);
         let (wal, recovered) = Wal::open(&dir)?;
@@ -254,7 +270,7 @@ impl Sink {
             threads: Mutex::new(vec![committer, archiver]),
         });
         streams.insert(name.to_string(), s.clone());
-        Ok(s)
+        Ok(Some(s))
     }
 
     /// Appends `rows` to their stream's log; returns once they are durable. `source` names
@@ -264,8 +280,9 @@ impl Sink {
             return Ok(());
         }
         let stream = self
-            .stream(&rows.stream)
-            .map_err(|e| Refusal::Log(e.to_string()))?;
+            .stream(&rows.stream, false)
+            .map_err(|e| Refusal::Log(e.to_string()))?
+            .ok_or(Refusal::Streams(self.cfg.max_streams))?;
         let (done, wait) = oneshot::channel();
         let bytes = rows.lines.len() as u64;
         {

@@ -361,8 +361,9 @@ pub enum Command {
     /// --roll-size or --roll-age, and on SIGTERM or SIGINT (which stop the sink cleanly).
     /// GET /metrics (Prometheus) and GET /health are served on every HTTP address.
     ///
-    /// Each event is a row: `time` (from its @timestamp, time or timestamp key, else when it
-    /// arrived), then its keys as columns (nested values as JSON text).
+    /// Each event is a row: `time` (the Fluent event time; over HTTP the event's @timestamp,
+    /// time or timestamp key, else when it arrived), then its keys as columns (a nested object with stable
+    /// keys as a column per key, `http.status`; other nested values as JSON text).
     Sink(SinkArgs),
 }
 

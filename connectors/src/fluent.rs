@@ -8,19 +8,18 @@
 
 use std::borrow::Cow;
 use std::io::Read;
-use std::net::SocketAddr;
-use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use sha2::{Digest, Sha512};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::{watch, Semaphore};
+use tokio::sync::watch;
 
 use crate::event::{check_stream, now_us, push_pairs, spell_time, Rows};
+use crate::listener::serve_connections;
 use crate::msgpack::{encode, parse, write_json, Framer, Value};
-use crate::sink::Sink;
+use crate::sink::{stopped, Sink};
 
 /// How the Fluent source runs.
 #[derive(Clone, Debug)]
@@ -270,12 +269,14 @@ struct Incoming {
 impl Incoming {
     /// Reads until `buf` starts with one whole message; its length. `Ok(None)` when the
     /// client closed between messages.
+    /// With `stop`, a stop while no message has begun ends the connection too (`Ok(None)`).
     async fn message(
         &mut self,
         tcp: &mut TcpStream,
         limit: usize,
         timeout: Duration,
         sink: &Sink,
+        mut stop: Option<&mut watch::Receiver<bool>>,
     ) -> Result<Option<usize>, String> {
         let mut started: Option<Instant> = (!self.buf.is_empty()).then(Instant::now);
         loop {
@@ -295,11 +296,21 @@ impl Incoming {
             let at = self.buf.len();
             self.buf.resize(at + (64 << 10), 0);
             let read = match started {
-                // Between messages a connection may idle; within one it must keep coming.
-                None => tcp
-                    .read(&mut self.buf[at..])
-                    .await
-                    .map_err(|e| e.to_string()),
+                // Between messages a connection may idle (until a stop); within one it
+                // must keep coming.
+                None => match stop.as_deref_mut() {
+                    Some(stop) => tokio::select! {
+                        r = tcp.read(&mut self.buf[at..]) => r.map_err(|e| e.to_string()),
+                        _ = stopped(stop) => {
+                            self.buf.truncate(at);
+                            return Ok(None);
+                        }
+                    },
+                    None => tcp
+                        .read(&mut self.buf[at..])
+                        .await
+                        .map_err(|e| e.to_string()),
+                },
                 Some(t) => {
                     let left = timeout.saturating_sub(t.elapsed());
                     match tokio::time::timeout(left, tcp.read(&mut self.buf[at..])).await {
@@ -359,7 +370,7 @@ async fn handshake(
     encode::bool(&mut helo, true);
     tcp.write_all(&helo).await.map_err(|e| e.to_string())?;
     let mut incoming = Incoming::default();
-    let read = incoming.message(tcp, 64 << 10, cfg.read_timeout, sink);
+    let read = incoming.message(tcp, 64 << 10, cfg.read_timeout, sink, None);
     let n = tokio::time::timeout(cfg.read_timeout, read)
         .await
         .map_err(|_| "no PING in time".to_string())??
@@ -402,8 +413,14 @@ async fn handshake(
     Ok(incoming)
 }
 
-/// Serves one client until it closes or sends something that is refused.
-async fn connection(mut tcp: TcpStream, sink: Arc<Sink>, cfg: FluentConfig) -> Result<(), String> {
+/// Serves one client until it closes, sends something that is refused, or the sink stops
+/// (between messages: one being read or written is finished, its ack sent).
+async fn connection(
+    mut tcp: TcpStream,
+    sink: Arc<Sink>,
+    cfg: FluentConfig,
+    mut stop: watch::Receiver<bool>,
+) -> Result<(), String> {
     let mut incoming = match &cfg.shared_key {
         Some(key) => handshake(&mut tcp, key, &cfg, &sink).await?,
         None => Incoming::default(),
@@ -412,7 +429,7 @@ async fn connection(mut tcp: TcpStream, sink: Arc<Sink>, cfg: FluentConfig) -> R
     loop {
         let arrived = Instant::now();
         let Some(n) = incoming
-            .message(&mut tcp, max_body, cfg.read_timeout, &sink)
+            .message(&mut tcp, max_body, cfg.read_timeout, &sink, Some(&mut stop))
             .await?
         else {
             return Ok(());
@@ -445,52 +462,25 @@ pub async fn serve(
     listener: TcpListener,
     sink: Arc<Sink>,
     cfg: FluentConfig,
-    mut stop: watch::Receiver<bool>,
+    stop: watch::Receiver<bool>,
 ) -> std::io::Result<()> {
-    let slots = Arc::new(Semaphore::new(cfg.connections));
-    let mut tasks = tokio::task::JoinSet::new();
-    loop {
-        let (tcp, peer): (_, SocketAddr) = tokio::select! {
-            accepted = listener.accept() => match accepted {
-                Ok(a) => a,
-                Err(e) => {
-                    tracing::warn!(error = %e, "could not accept a connection");
-                    tokio::time::sleep(Duration::from_millis(50)).await;
-                    continue;
+    let limit = cfg.connections;
+    serve_connections(
+        listener,
+        sink.clone(),
+        limit,
+        stop,
+        move |tcp, peer, stop| {
+            let (sink, cfg) = (sink.clone(), cfg.clone());
+            async move {
+                if let Err(reason) = connection(tcp, sink.clone(), cfg, stop).await {
+                    sink.metrics.reject("fluent_protocol");
+                    tracing::warn!(%peer, reason, "closed a Fluent connection");
                 }
-            },
-            _ = crate::sink::stopped(&mut stop) => break,
-        };
-        let Ok(slot) = slots.clone().try_acquire_owned() else {
-            sink.metrics.reject("connections");
-            tracing::warn!(%peer, limit = cfg.connections, "too many connections; closed one");
-            continue;
-        };
-        let _ = tcp.set_nodelay(true);
-        let (sink, cfg, mut stop) = (sink.clone(), cfg.clone(), stop.clone());
-        tasks.spawn(async move {
-            sink.metrics.connections.fetch_add(1, Relaxed);
-            let served = tokio::select! {
-                r = connection(tcp, sink.clone(), cfg) => r,
-                // On stop, a connection waiting for its next message closes; one whose
-                // message is being written finishes it (its ack is sent) first.
-                _ = crate::sink::stopped(&mut stop) => Ok(()),
-            };
-            if let Err(reason) = served {
-                sink.metrics.reject("fluent_protocol");
-                tracing::warn!(%peer, reason, "closed a Fluent connection");
             }
-            sink.metrics.connections.fetch_sub(1, Relaxed);
-            drop(slot);
-        });
-        while tasks.try_join_next().is_some() {}
-    }
-    drop(listener);
-    let _ = tokio::time::timeout(Duration::from_secs(10), async {
-        while tasks.join_next().await.is_some() {}
-    })
-    .await;
-    Ok(())
+        },
+    )
+    .await
 }
 
 #[cfg(test)]

@@ -6,8 +6,6 @@
 
 use std::convert::Infallible;
 use std::io::Read;
-use std::net::SocketAddr;
-use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -20,10 +18,11 @@ use hyper::service::service_fn;
 use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::net::TcpListener;
-use tokio::sync::{watch, Semaphore};
+use tokio::sync::watch;
 
 use crate::body::{bulk_rows, json_rows, Refused};
 use crate::event::{check_stream, now_us, Rows};
+use crate::listener::serve_connections;
 use crate::sink::{stopped, Refusal, Sink};
 
 /// Limits of the HTTP source.
@@ -315,63 +314,39 @@ pub async fn serve(
     listener: TcpListener,
     sink: Arc<Sink>,
     limits: HttpLimits,
-    mut stop: watch::Receiver<bool>,
+    stop: watch::Receiver<bool>,
 ) -> std::io::Result<()> {
-    let slots = Arc::new(Semaphore::new(limits.connections));
-    let mut tasks = tokio::task::JoinSet::new();
-    loop {
-        let (tcp, peer): (_, SocketAddr) = tokio::select! {
-            accepted = listener.accept() => match accepted {
-                Ok(a) => a,
-                Err(e) => {
-                    tracing::warn!(error = %e, "could not accept a connection");
-                    tokio::time::sleep(Duration::from_millis(50)).await;
-                    continue;
+    let limit = limits.connections;
+    serve_connections(
+        listener,
+        sink.clone(),
+        limit,
+        stop,
+        move |tcp, peer, mut stop| {
+            let (sink, limits) = (sink.clone(), limits.clone());
+            async move {
+                let service = service_fn(|req| {
+                    let (sink, limits) = (sink.clone(), limits.clone());
+                    async move { Ok::<_, Infallible>(handle(sink, limits, req).await) }
+                });
+                let conn = http1::Builder::new()
+                    .timer(TokioTimer::new())
+                    .header_read_timeout(limits.read_timeout)
+                    .serve_connection(TokioIo::new(tcp), service);
+                let mut conn = std::pin::pin!(conn);
+                // On stop, a request in flight is answered, then the connection closes.
+                let ended = tokio::select! {
+                    r = conn.as_mut() => r,
+                    _ = stopped(&mut stop) => {
+                        conn.as_mut().graceful_shutdown();
+                        conn.await
+                    }
+                };
+                if let Err(e) = ended {
+                    tracing::debug!(%peer, error = %e, "connection ended");
                 }
-            },
-            _ = stopped(&mut stop) => break,
-        };
-        let Ok(slot) = slots.clone().try_acquire_owned() else {
-            sink.metrics.reject("connections");
-            tracing::warn!(%peer, limit = limits.connections, "too many connections; closed one");
-            drop(tcp);
-            continue;
-        };
-        let _ = tcp.set_nodelay(true);
-        let (sink, limits, mut stop) = (sink.clone(), limits.clone(), stop.clone());
-        tasks.spawn(async move {
-            sink.metrics.connections.fetch_add(1, Relaxed);
-            let service = service_fn(|req| {
-                let (sink, limits) = (sink.clone(), limits.clone());
-                async move { Ok::<_, Infallible>(handle(sink, limits, req).await) }
-            });
-            let conn = http1::Builder::new()
-                .timer(TokioTimer::new())
-                .header_read_timeout(limits.read_timeout)
-                .serve_connection(TokioIo::new(tcp), service);
-            let mut conn = std::pin::pin!(conn);
-            // On stop, a request in flight is answered, then the connection closes.
-            let ended = tokio::select! {
-                r = conn.as_mut() => r,
-                _ = stopped(&mut stop) => {
-                    conn.as_mut().graceful_shutdown();
-                    conn.await
-                }
-            };
-            if let Err(e) = ended {
-                tracing::debug!(%peer, error = %e, "connection ended");
             }
-            sink.metrics.connections.fetch_sub(1, Relaxed);
-            drop(slot);
-        });
-        while tasks.try_join_next().is_some() {}
-    }
-    drop(listener);
-    // Requests in flight are answered; idle keep-alive connections are not waited for long.
-    let _ = tokio::time::timeout(Duration::from_secs(10), async {
-        while tasks.join_next().await.is_some() {}
-    })
-    .await;
-    tasks.abort_all();
-    Ok(())
+        },
+    )
+    .await
 }

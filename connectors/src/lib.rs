@@ -12,6 +12,7 @@ pub mod event;
 pub mod fluent;
 pub mod http;
 pub mod lake;
+pub mod listener;
 pub mod metrics;
 pub mod msgpack;
 pub mod sink;

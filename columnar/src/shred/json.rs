@@ -480,18 +480,22 @@ mod tests {
         assert_eq!(parse_object(b"{ }", &mut m), Some(0));
     }
 
+    /// The columns of `s` (of an input of `len` bytes), coded and decoded.
+    fn coded(s: &Shredded, len: usize) -> Vec<Column> {
+        s.columns
+            .iter()
+            .map(|c| {
+                let e = crate::column::encode(c, false).remove(0);
+                crate::column::decode(e.kind, s.rows(), len, e.streams, false).unwrap()
+            })
+            .collect()
+    }
+
     /// Shreds `src` as sniffed and rebuilds it: the dialect's names, and the shredded input.
     fn round_trip(src: &[u8]) -> (Vec<String>, Shredded) {
         let d = sniff(src, true).unwrap();
         let s = shred(src, &d);
-        let cols: Vec<Column> = s
-            .columns
-            .iter()
-            .map(|c| {
-                let e = crate::column::encode(c, false).remove(0);
-                crate::column::decode(e.kind, s.rows(), src.len(), e.streams, false).unwrap()
-            })
-            .collect();
+        let cols = coded(&s, src.len());
         let mut out = Vec::new();
         rebuild(
             &cols,
@@ -569,14 +573,7 @@ mod tests {
         assert_eq!(s.exceptions.rows, [3, 4]);
         // The first and last lines share a shape.
         assert_eq!(s.shapes.list.len(), 4);
-        let cols: Vec<Column> = s
-            .columns
-            .iter()
-            .map(|c| {
-                let e = crate::column::encode(c, false).remove(0);
-                crate::column::decode(e.kind, s.rows(), src.len(), e.streams, false).unwrap()
-            })
-            .collect();
+        let cols = coded(&s, src.len());
         let (list, ids) = s.shapes.encode();
         let shapes = Shapes::decode(&list, &ids, s.rows(), d.columns, src.len()).unwrap();
         assert_eq!(shapes, s.shapes);

@@ -14,6 +14,8 @@ pub enum Coding {
     Plain,
     Dictionary,
     Templates,
+    /// Templates whose ids are stored grouped by another column's templates.
+    GroupedTemplates,
     /// Text as a vocabulary of tokens and each row's token ids (the words codec).
     Words,
     /// Text with one value per distinct value of another column, or that column's values
@@ -54,6 +56,7 @@ impl Coding {
         if kind == Kind::Text {
             return match follows.and_then(|f| Follow::parse(f).ok()) {
                 Some(f) => Coding::Follows(f),
+                None if roles.contains(&Role::GroupedIds) => Coding::GroupedTemplates,
                 None if roles.contains(&Role::Vars) => Coding::Templates,
                 None if roles.contains(&Role::TokenCounts) => Coding::Words,
                 None if roles.contains(&Role::Ids) => Coding::Dictionary,
@@ -90,6 +93,8 @@ impl Coding {
             Coding::Plain => "plain".into(),
             Coding::Dictionary => "dictionary".into(),
             Coding::Templates => "templates".into(),
+            Coding::GroupedTemplates => "templates, grouped ids".into(),
+            Coding::Follows(Follow::Grouped(b)) => format!("templates grouped by {}", name(b)),
             Coding::Words => "words".into(),
             Coding::Follows(Follow::Entries(b)) => format!("follows {}", name(b)),
             Coding::Follows(Follow::Copy(b)) => format!("same as {}", name(b)),

@@ -16,13 +16,16 @@ pub enum Follow {
     Entries(usize),
     /// Each row's value is column `.0`'s value in that row, spelled without quotes (mode 1).
     Copy(usize),
+    /// Templates whose ids are stored grouped by column `.0`'s templates ([`Role::GroupedIds`]):
+    /// the variables are filled in once that column is read.
+    Grouped(usize),
 }
 
 impl Follow {
     /// The column followed.
     pub fn base(self) -> usize {
         match self {
-            Follow::Entries(b) | Follow::Copy(b) => b,
+            Follow::Entries(b) | Follow::Copy(b) | Follow::Grouped(b) => b,
         }
     }
 
@@ -77,6 +80,18 @@ pub struct TemplateCodes {
     pub(crate) offsets: Vec<u32>,
     /// Each row's template.
     pub(crate) ids: Vec<u32>,
+    /// Until the ids are put back in row order ([`Follow::Grouped`]): what filling the
+    /// holes takes then.
+    pub(crate) deferred: Option<Box<Deferred>>,
+}
+
+/// A templated chunk's variables and integers streams, and the most bytes its values may
+/// take, kept until its ids are in row order.
+#[derive(Clone, Debug)]
+pub(crate) struct Deferred {
+    pub(crate) vars: Vec<u8>,
+    pub(crate) ints: Vec<u8>,
+    pub(crate) max_text: usize,
 }
 
 /// A decoded column chunk.
@@ -362,6 +377,10 @@ pub fn decode(
             Some(ids)
         }
     };
+    let grouped = take(&mut streams, Role::GroupedIds);
+    if grouped.is_some() && vars.is_none() {
+        return Err(bad("grouped ids without templates".into()));
+    }
     if let Some(vars) = &vars {
         // Templates: fill the holes now; the column is then every row's value, with the
         // codes kept for filters (see `Column::rows_passing`).
@@ -369,6 +388,29 @@ pub fn decode(
             .take()
             .ok_or_else(|| bad("template variables without template ids".into()))?;
         let ints = take(&mut streams, Role::Ints).unwrap_or_default();
+        if let Some(g) = grouped {
+            // Ids in another column's order: the holes are filled once it is read.
+            let mut c = Cursor::new(&g, 0, "grouped ids stream");
+            let base = c.bounded(u64::from(u32::MAX), "base column")?;
+            c.finish()?;
+            return Ok(Column::Text {
+                flags,
+                data: Vec::new(),
+                offsets: vec![0],
+                ids: None,
+                follows: Some(Follow::Grouped(base)),
+                templates: Some(Box::new(TemplateCodes {
+                    data,
+                    offsets,
+                    ids,
+                    deferred: Some(Box::new(Deferred {
+                        vars: vars.clone(),
+                        ints,
+                        max_text,
+                    })),
+                })),
+            });
+        }
         let mut values = Vec::new();
         let mut ends = Vec::with_capacity(rows + 1);
         ends.push(0u32);
@@ -389,7 +431,12 @@ pub fn decode(
             offsets: ends,
             ids: None,
             follows: None,
-            templates: Some(Box::new(TemplateCodes { data, offsets, ids })),
+            templates: Some(Box::new(TemplateCodes {
+                data,
+                offsets,
+                ids,
+                deferred: None,
+            })),
         });
     }
     Ok(Column::Text {

@@ -236,8 +236,53 @@ pub fn resolve_links(columns: &mut [Option<Column>], rows: usize, max_text: usiz
                         )))
                     }
                 };
+                if let Follow::Grouped(_) = follow {
+                    let (data, ends) = values_of(base, rows, max_text)
+                        .map_err(|_| bad(format!("column {j}'s base column {b} is too long")))?;
+                    let keys =
+                        template_keys(ends.windows(2).map(|w| &data[w[0] as usize..w[1] as usize]));
+                    let Some(Column::Text {
+                        follows,
+                        data,
+                        offsets,
+                        templates: Some(t),
+                        ..
+                    }) = &mut columns[j]
+                    else {
+                        return Err(bad(format!("column {j} has grouped ids and no templates")));
+                    };
+                    let Some(deferred) = t.deferred.take() else {
+                        return Err(bad(format!("column {j}'s templates are filled in already")));
+                    };
+                    if t.ids.len() != rows {
+                        return Err(bad(format!(
+                            "column {j} has {} ids for {rows} rows",
+                            t.ids.len()
+                        )));
+                    }
+                    let mut ids = vec![0; rows];
+                    for (&id, row) in t.ids.iter().zip(order_of(&keys, None)) {
+                        ids[row] = id;
+                    }
+                    let (mut values, mut ends) = (Vec::new(), vec![0u32]);
+                    crate::codec::template::decode(
+                        &t.data,
+                        &t.offsets,
+                        &ids,
+                        &deferred.vars,
+                        &deferred.ints,
+                        deferred.max_text,
+                        &mut values,
+                        &mut ends,
+                    )
+                    .map_err(|e| bad(format!("column {j}: {e}")))?;
+                    t.ids = ids;
+                    (*data, *offsets, *follows) = (values, ends, None);
+                    resolved = true;
+                    continue;
+                }
                 let copied = match follow {
-                    Follow::Entries(_) => None,
+                    Follow::Entries(_) | Follow::Grouped(_) => None,
                     Follow::Copy(_) => Some(
                         values_of(base, rows, max_text)
                             .map_err(|_| bad(format!("column {j} copies too many bytes")))?,

@@ -25,6 +25,6 @@ pub use coding::Coding;
 pub use decoded::{decode, Column, Follow, Link, RowCursor};
 pub use encode::{encode, encode_as};
 pub use links::{
-    copy_candidate, follow_candidate, linked_candidates, linked_sequence, resolve_links,
+    copy_candidate, follow_candidate, linked_candidates, linked_sequence, order_of, resolve_links,
 };
 pub use spell::{put_csv_quoted, Cells, ColumnWriter};

@@ -129,6 +129,10 @@ pub enum Role {
     TokenCounts = 7,
     Words = 8,
     Separators = 9,
+    /// A templated text column whose ids stream lists the rows' template ids grouped by the
+    /// templates of another column's values (a varint, that column's index), as integer mode 8
+    /// lists values.
+    GroupedIds = 10,
 }
 
 impl Role {
@@ -144,6 +148,7 @@ impl Role {
             7 => Role::TokenCounts,
             8 => Role::Words,
             9 => Role::Separators,
+            10 => Role::GroupedIds,
             _ => return None,
         })
     }

@@ -341,6 +341,21 @@ fn assemble(
     out
 }
 
+/// A text chunk's ids stream (a width byte, then each row's id in that many bytes, low byte
+/// first) as numbers; `None` for a stream of another shape.
+fn ids_of(stream: &[u8]) -> Option<Vec<i64>> {
+    let (&width, body) = stream.split_first()?;
+    match width {
+        1 => Some(body.iter().map(|&b| i64::from(b)).collect()),
+        2 if body.len() % 2 == 0 => Some(
+            body.chunks_exact(2)
+                .map(|p| i64::from(u16::from_le_bytes([p[0], p[1]])))
+                .collect(),
+        ),
+        _ => None,
+    }
+}
+
 /// Most key columns whose order other columns are tried in.
 const MAX_KEYS: usize = 2;
 
@@ -507,6 +522,84 @@ fn add_linked_candidates(candidates: &mut [Vec<crate::model::EncodedColumn>], ra
                 extra.push((j, ints));
             }
         }
+    }
+    // A templated text column whose templates go with an earlier root's (an event's message
+    // with the tokens before it) may store its template ids grouped by that column's
+    // templates: only ever by an earlier column, so these links cannot cycle either.
+    let mut grouped_ids = Vec::new();
+    for (j, cands) in candidates.iter().enumerate() {
+        let Some(templated) = cands
+            .iter()
+            .find(|c| c.streams.iter().any(|(r, _)| *r == Role::Vars))
+        else {
+            continue;
+        };
+        let Some(ids) = templated
+            .streams
+            .iter()
+            .find(|(r, _)| *r == Role::Ids)
+            .and_then(|(_, s)| ids_of(s))
+        else {
+            continue;
+        };
+        let sample = ids.len().min(LINK_SAMPLE);
+        let own = local_estimate(&ids[..sample]);
+        let best = bases
+            .iter()
+            .filter(|(i, _)| *i < j && raw[*i].rows() == ids.len())
+            .map(|(i, keys)| {
+                let seq = crate::column::linked_sequence(
+                    &ids[..sample],
+                    None,
+                    &keys[..sample],
+                    Link::Grouped(*i),
+                );
+                (local_estimate(&seq), *i)
+            })
+            .min_by_key(|&(est, _)| est);
+        if let Some((_, i)) = best.filter(|&(est, _)| est * 10 < own * 9) {
+            let base = &raw[i];
+            let keys = template_keys((0..base.rows()).map(|r| base.value(r)));
+            let width = templated
+                .streams
+                .iter()
+                .find(|(r, _)| *r == Role::Ids)
+                .map_or(1, |(_, s)| s[0]);
+            let order = crate::column::order_of(&keys, None);
+            let mut stream = vec![width];
+            for &row in &order {
+                let id = ids[row] as u16;
+                stream.extend_from_slice(&id.to_le_bytes()[..usize::from(width)]);
+            }
+            let mut base_index = Vec::new();
+            put_varint(&mut base_index, i as u64);
+            let mut streams: Vec<(Role, Vec<u8>)> = templated
+                .streams
+                .iter()
+                .map(|(r, s)| {
+                    (
+                        *r,
+                        if *r == Role::Ids {
+                            stream.clone()
+                        } else {
+                            s.clone()
+                        },
+                    )
+                })
+                .collect();
+            streams.push((Role::GroupedIds, base_index));
+            let c = crate::model::EncodedColumn {
+                kind: templated.kind,
+                values: Vec::new(),
+                raw_bytes: templated.raw_bytes,
+                stats: templated.stats.clone(),
+                streams,
+            };
+            grouped_ids.push((j, c));
+        }
+    }
+    for (j, c) in grouped_ids {
+        candidates[j].push(c);
     }
     for (j, c) in following {
         candidates[j].push(c);

@@ -244,7 +244,7 @@ pub fn parse_header(src: &[u8], offset: u64, columns: &[usize]) -> Result<RowGro
         };
         let raw_bytes = h.bounded(input_len, "column size")? as u64;
         let stats = get_stats(&mut h, rows)?;
-        let streams = get_streams(&mut h, &mut at, Role::Separators as u8)?;
+        let streams = get_streams(&mut h, &mut at, Role::GroupedIds as u8)?;
         metas.push(ColumnMeta {
             kind,
             raw_bytes,

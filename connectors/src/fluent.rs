@@ -6,7 +6,6 @@
 //! all: anything malformed closes its connection with the reason logged, and no other
 //! connection notices. While the memory budget is spent, connections are not read.
 
-use std::borrow::Cow;
 use std::io::Read;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -18,7 +17,7 @@ use tokio::sync::watch;
 
 use crate::event::{check_stream, now_us, push_pairs, spell_time, Rows};
 use crate::listener::serve_connections;
-use crate::msgpack::{encode, parse, write_json, Framer, Value};
+use crate::msgpack::{encode, key_text, parse, write_json, Framer, Value};
 use crate::sink::{stopped, Sink};
 
 /// How the Fluent source runs.
@@ -104,20 +103,14 @@ fn push_event(
     let Value::Map(map) = record else {
         return Err("a record is not a map".into());
     };
-    let mut keys: Vec<Cow<str>> = Vec::with_capacity(map.len());
+    let mut keys: Vec<String> = Vec::with_capacity(map.len());
     let mut values: Vec<Vec<u8>> = Vec::with_capacity(map.len());
     let mut size = 0;
     for (k, v) in map {
-        keys.push(match k.text() {
-            Some(t) => String::from_utf8_lossy(t),
-            None => {
-                let mut key = Vec::new();
-                write_json(&mut key, k);
-                Cow::Owned(String::from_utf8_lossy(&key).into_owned())
-            }
-        });
+        let key = key_text(k).ok_or("a record key that is an array, a map or an extension")?;
+        keys.push(String::from_utf8_lossy(&key).into_owned());
         let mut json = Vec::new();
-        write_json(&mut json, v);
+        write_json(&mut json, v)?;
         size += json.len() + keys.last().map_or(0, |k| k.len());
         values.push(json);
     }
@@ -557,6 +550,20 @@ mod tests {
         for end in 0..message("packed").len() {
             assert!(message_rows(&message("packed")[..end], &cfg, 100, 100).is_err());
         }
+    }
+
+    /// Maps as keys of maps, nested: spelled as JSON text inside keys, each level escaped
+    /// the one below again and a 224-byte message grew past any memory (found by the
+    /// `fluent` fuzz target). Such keys are refused.
+    #[test]
+    fn nested_maps_as_keys_are_refused_not_grown() {
+        let msg = include_bytes!("../tests/data/fluent-nested-keys.msgpack");
+        let cfg = FluentConfig::default();
+        let e = message_rows(msg, &cfg, 1 << 20, 1 << 20).unwrap_err();
+        assert!(
+            e.contains("key that is an array, a map or an extension"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -238,9 +238,25 @@ pub fn write_json_string(out: &mut Vec<u8>, s: &[u8]) {
     serde_json::to_writer(&mut *out, text.as_ref()).expect("writing to a Vec");
 }
 
-/// Appends `v` as JSON: binary as text, NaN and infinities as null, map keys that are not
-/// text as their JSON spelled as text, extension values as `"ext:<type>:<hex>"`.
-pub fn write_json(out: &mut Vec<u8>, v: &Value) {
+/// A map key as JSON text: text as it is, a number, boolean or nil as its JSON spelling;
+/// `None` for an array, map or extension value (spelling one inside a key would escape it
+/// again at every level of nesting, which grows without bound).
+pub fn key_text(k: &Value) -> Option<Vec<u8>> {
+    match k {
+        Value::Str(t) | Value::Bin(t) => Some(t.to_vec()),
+        Value::Nil | Value::Bool(_) | Value::Int(_) | Value::UInt(_) | Value::Float(_) => {
+            let mut out = Vec::new();
+            write_json(&mut out, k).ok()?;
+            Some(out)
+        }
+        Value::Array(_) | Value::Map(_) | Value::Ext(..) => None,
+    }
+}
+
+/// Appends `v` as JSON: binary as text, NaN and infinities as null, map keys that are
+/// numbers, booleans or nil as their spelling, extension values as `"ext:<type>:<hex>"`.
+/// A map key that is an array, a map or an extension value is refused.
+pub fn write_json(out: &mut Vec<u8>, v: &Value) -> Result<(), String> {
     match v {
         Value::Nil => out.extend_from_slice(b"null"),
         Value::Bool(b) => out.extend_from_slice(if *b { b"true" } else { b"false" }),
@@ -264,7 +280,7 @@ pub fn write_json(out: &mut Vec<u8>, v: &Value) {
                 if i > 0 {
                     out.push(b',');
                 }
-                write_json(out, item);
+                write_json(out, item)?;
             }
             out.push(b']');
         }
@@ -274,20 +290,15 @@ pub fn write_json(out: &mut Vec<u8>, v: &Value) {
                 if i > 0 {
                     out.push(b',');
                 }
-                match k.text() {
-                    Some(t) => write_json_string(out, t),
-                    None => {
-                        let mut key = Vec::new();
-                        write_json(&mut key, k);
-                        write_json_string(out, &key);
-                    }
-                }
+                let key = key_text(k).ok_or("a map key that is an array, a map or an extension")?;
+                write_json_string(out, &key);
                 out.push(b':');
-                write_json(out, val);
+                write_json(out, val)?;
             }
             out.push(b'}');
         }
     }
+    Ok(())
 }
 
 /// Encoders of the values the server sends.
@@ -356,7 +367,7 @@ mod tests {
         let (v, n) = parse(MESSAGE).unwrap();
         assert_eq!(n, MESSAGE.len());
         let mut json = Vec::new();
-        write_json(&mut json, &v);
+        write_json(&mut json, &v).unwrap();
         assert_eq!(
             String::from_utf8(json).unwrap(),
             r#"["tag",5,{"a":[1,-2,1.5,null,true],"b":"xy"}]"#

@@ -9,8 +9,10 @@ use libfuzzer_sys::fuzz_target;
 fn check(lines: &[u8]) {
     for line in lines.split_inclusive(|&b| b == b'\n') {
         assert!(line.starts_with(b"{\"time\":\"") && line.ends_with(b"}\n"));
-        let v: serde_json::Value = serde_json::from_slice(line).expect("a row is JSON");
-        assert!(v.is_object());
+        // Checked as raw JSON: a number past f64 (1e999) is JSON all the same.
+        let v: Box<serde_json::value::RawValue> =
+            serde_json::from_slice(line).expect("a row is JSON");
+        assert!(v.get().starts_with('{'));
     }
 }
 

@@ -271,14 +271,23 @@ async fn handle(sink: Arc<Sink>, limits: HttpLimits, req: Request<Incoming>) -> 
         }
     })
     .await
-    .expect("parsing does not panic");
+    .unwrap_or_else(|e| {
+        // A parser bug: this request fails with the reason, the sink carries on.
+        tracing::error!(error = %e, "parsing a request body failed");
+        Err((
+            StatusCode::INTERNAL_SERVER_ERROR,
+            format!("the body could not be parsed ({e}); nothing was kept"),
+            None,
+        ))
+    });
     let (rows, items) = match parsed {
         Ok(p) => p,
         Err((status, reason, line)) => {
-            sink.metrics.reject(if status == StatusCode::BAD_REQUEST {
-                "bad_request"
-            } else {
-                "too_large"
+            sink.metrics.reject(match status {
+                StatusCode::BAD_REQUEST => "bad_request",
+                StatusCode::INTERNAL_SERVER_ERROR => "internal",
+                StatusCode::UNSUPPORTED_MEDIA_TYPE => "encoding",
+                _ => "too_large",
             });
             return error(status, &reason, line, bulk);
         }

@@ -341,6 +341,20 @@ fn assemble(
     out
 }
 
+/// Candidate `c` stored as `streams` instead (the same kind, size and statistics).
+fn restreamed(
+    c: &crate::model::EncodedColumn,
+    streams: Vec<(Role, Vec<u8>)>,
+) -> crate::model::EncodedColumn {
+    crate::model::EncodedColumn {
+        kind: c.kind,
+        values: Vec::new(),
+        raw_bytes: c.raw_bytes,
+        stats: c.stats.clone(),
+        streams,
+    }
+}
+
 /// A text chunk's ids stream (a width byte, then each row's id in that many bytes, low byte
 /// first) as numbers; `None` for a stream of another shape.
 fn ids_of(stream: &[u8]) -> Option<Vec<i64>> {
@@ -588,14 +602,7 @@ fn add_linked_candidates(candidates: &mut [Vec<crate::model::EncodedColumn>], ra
                 })
                 .collect();
             streams.push((Role::GroupedIds, base_index));
-            let c = crate::model::EncodedColumn {
-                kind: templated.kind,
-                values: Vec::new(),
-                raw_bytes: templated.raw_bytes,
-                stats: templated.stats.clone(),
-                streams,
-            };
-            grouped_ids.push((j, c));
+            grouped_ids.push((j, restreamed(templated, streams)));
         }
     }
     for (j, c) in grouped_ids {
@@ -613,13 +620,7 @@ fn add_linked_candidates(candidates: &mut [Vec<crate::model::EncodedColumn>], ra
             .cloned()
             .collect();
         streams.push((Role::Ints, ints));
-        let linked = crate::model::EncodedColumn {
-            kind: c.kind,
-            values: Vec::new(),
-            raw_bytes: c.raw_bytes,
-            stats: c.stats.clone(),
-            streams,
-        };
+        let linked = restreamed(c, streams);
         candidates[j].push(linked);
     }
 }

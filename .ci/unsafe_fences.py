@@ -44,6 +44,9 @@ FENCES = {
     ],
     "udf/src": [],           # #![forbid(unsafe_code)]
     "connectors/src": [],    # #![forbid(unsafe_code)]
+    "testkit/src": [
+        "kafka.rs",          # the mock Kafka cluster's rebalance delay
+    ],
 }
 
 

@@ -361,10 +361,15 @@ pub enum Command {
     /// --roll-size or --roll-age, and on SIGTERM or SIGINT (which stop the sink cleanly).
     /// GET /metrics (Prometheus) and GET /health are served on every HTTP address.
     ///
+    /// Kafka (--kafka BROKERS --topic T --group G): a consumer-group member; each assigned
+    /// partition becomes archives OUT/<topic>/partition=<p>/<topic>+<p>+<first offset>.glyd,
+    /// every offset in exactly one, committed once its archive is durable. Rows: offset,
+    /// timestamp, key, headers (JSON text) and the value (--value json: its keys as columns).
+    ///
     /// Each event is a row: `time` (the Fluent event time; over HTTP the event's @timestamp,
     /// time or timestamp key, else when it arrived), then its keys as columns (a nested object with stable
     /// keys as a column per key, `http.status`; other nested values as JSON text).
-    Sink(SinkArgs),
+    Sink(Box<SinkArgs>),
 }
 
 /// `glyd sink`'s settings, from flags (and `--config`).
@@ -420,6 +425,27 @@ pub struct SinkArgs {
     /// Seconds a client may take to send a request or message it started (default 30)
     #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..=3600))]
     pub read_timeout: Option<u64>,
+    /// Kafka brokers to consume from, e.g. 127.0.0.1:9092 (with --topic)
+    #[arg(long, value_name = "BROKERS")]
+    pub kafka: Option<String>,
+    /// A topic to archive (repeatable)
+    #[arg(long, value_name = "TOPIC")]
+    pub topic: Vec<String>,
+    /// The Kafka consumer group (default glyd-sink)
+    #[arg(long, value_name = "GROUP")]
+    pub group: Option<String>,
+    /// Kafka values as json (objects: keys become columns; the default), lines (text) or
+    /// raw (bytes, base64); a value not as said is kept whole in `_raw`, flagged in `_invalid`
+    #[arg(long, value_name = "FORMAT")]
+    pub value: Option<String>,
+    /// A Kafka archive never spans two runs of this many offsets (default 1000000); it also
+    /// ends at --roll-size of rows
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub roll_records: Option<u64>,
+    /// A librdkafka property for the consumer, as kcat's -X (repeatable), e.g.
+    /// -X security.protocol=SSL
+    #[arg(short = 'X', long = "kafka-option", value_name = "KEY=VALUE")]
+    pub kafka_option: Vec<String>,
 }
 
 impl Args {

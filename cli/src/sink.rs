@@ -3,6 +3,7 @@
 //! requests in flight answered, every log sealed into archives, exit status 0.
 
 use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -10,6 +11,7 @@ use anyhow::{bail, Context, Result};
 use glyd_connectors::event::check_stream;
 use glyd_connectors::fluent::{self, FluentConfig};
 use glyd_connectors::http::{serve, HttpLimits};
+use glyd_connectors::kafka::{self, check_topic, KafkaConfig};
 use glyd_connectors::{Sink, SinkConfig};
 use serde::Deserialize;
 use tokio::net::TcpListener;
@@ -25,6 +27,7 @@ pub struct SinkOptions {
     pub fluent_config: FluentConfig,
     pub config: SinkConfig,
     pub limits: HttpLimits,
+    pub kafka: Option<KafkaConfig>,
 }
 
 /// A size in a config file: bytes, or text like `128M`.
@@ -72,6 +75,12 @@ struct FileConfig {
     max_connections: Option<usize>,
     max_streams: Option<usize>,
     read_timeout: Option<u64>,
+    kafka: Option<String>,
+    topic: Option<Vec<String>>,
+    group: Option<String>,
+    value: Option<String>,
+    roll_records: Option<u64>,
+    kafka_option: Option<Vec<String>>,
 }
 
 impl SinkOptions {
@@ -94,8 +103,47 @@ impl SinkOptions {
         };
         let http = or_file(&a.http, &file.http);
         let fluent = or_file(&a.fluent, &file.fluent);
-        if http.is_empty() && fluent.is_empty() {
-            bail!("glyd sink needs a listener: --http ADDR or --fluent ADDR (or in --config)");
+        let kafka = match a.kafka.clone().or(file.kafka) {
+            Some(brokers) => {
+                let topics = or_file(&a.topic, &file.topic);
+                if topics.is_empty() {
+                    bail!("--kafka needs a topic to archive: --topic TOPIC (or topic in --config)");
+                }
+                for t in &topics {
+                    check_topic(t).map_err(|e| anyhow::anyhow!("--topic: {e}"))?;
+                }
+                let mut options = Vec::new();
+                for o in or_file(&a.kafka_option, &file.kafka_option) {
+                    let (k, v) = o
+                        .split_once('=')
+                        .with_context(|| format!("-X {o}: expected KEY=VALUE"))?;
+                    options.push((k.to_string(), v.to_string()));
+                }
+                let value = a
+                    .value
+                    .clone()
+                    .or(file.value)
+                    .unwrap_or_else(|| "json".into());
+                Some(KafkaConfig {
+                    brokers,
+                    topics,
+                    group: a
+                        .group
+                        .clone()
+                        .or(file.group)
+                        .unwrap_or_else(|| "glyd-sink".into()),
+                    value: value.parse().map_err(|e: String| anyhow::anyhow!(e))?,
+                    roll_records: a.roll_records.or(file.roll_records).unwrap_or(1_000_000),
+                    options,
+                })
+            }
+            None => None,
+        };
+        if http.is_empty() && fluent.is_empty() && kafka.is_none() {
+            bail!(
+                "glyd sink needs a source: --http ADDR, --fluent ADDR or --kafka BROKERS \
+                 (or in --config)"
+            );
         }
         let out = a
             .out
@@ -168,6 +216,7 @@ impl SinkOptions {
                 connections,
                 read_timeout,
             },
+            kafka,
         })
     }
 }
@@ -244,9 +293,39 @@ pub fn run(opts: SinkOptions) -> Result<()> {
                 stop_rx.clone(),
             ));
         }
+        let kafka_stop = Arc::new(AtomicBool::new(false));
+        let mut consumer = match opts.kafka {
+            Some(k) => {
+                let (cfg, metrics, stop) = (
+                    sink.config().clone(),
+                    sink.metrics.clone(),
+                    kafka_stop.clone(),
+                );
+                Some(tokio::task::spawn_blocking(move || {
+                    kafka::run(k, &cfg, metrics, stop)
+                }))
+            }
+            None => None,
+        };
         tokio::select! {
             _ = term.recv() => tracing::info!("SIGTERM: stopping"),
             _ = int.recv() => tracing::info!("SIGINT: stopping"),
+            r = async { consumer.as_mut().expect("a consumer").await }, if consumer.is_some() => {
+                match r {
+                    Ok(Ok(())) => tracing::error!("the kafka consumer stopped unasked"),
+                    Ok(Err(e)) => tracing::error!(error = %e, "the kafka consumer failed"),
+                    Err(e) => tracing::error!(error = %e, "the kafka consumer panicked"),
+                }
+                bail!("the kafka consumer stopped; see the log above");
+            }
+        }
+        kafka_stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        if let Some(c) = consumer {
+            match c.await {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => tracing::error!(error = %e, "the kafka consumer failed"),
+                Err(e) => tracing::error!(error = %e, "the kafka consumer panicked"),
+            }
         }
         let _ = stop_tx.send(true);
         while servers.join_next().await.is_some() {}

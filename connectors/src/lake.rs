@@ -53,10 +53,62 @@ struct Open {
     rows: u64,
 }
 
-/// Temporary name of an archive being written at `path`.
+/// Temporary name of an archive being written at `path`: hidden, and unique to this process
+/// so that two writers of one name (a partition's old and new owner) never share one.
 fn temporary(path: &Path) -> PathBuf {
     let name = path.file_name().expect("a file name").to_string_lossy();
-    path.with_file_name(format!(".{name}.tmp"))
+    path.with_file_name(format!(".{name}.{}.tmp", std::process::id()))
+}
+
+/// Whether `name` is a temporary archive's file name (see [`temporary`]).
+fn is_temporary(name: &str) -> bool {
+    name.starts_with('.') && name.ends_with(".tmp") && name.contains(".glyd.")
+}
+
+/// Writes `rows` (JSON lines) as the archive at `path`, with footer `metadata`: under a
+/// temporary name, synced, renamed into place, its folder (made if missing, under `root`)
+/// synced. Durable when this returns.
+pub(crate) fn write_archive(
+    root: &Path,
+    path: &Path,
+    rows: &[u8],
+    metadata: &[(&str, &str)],
+    opts: &WriteOptions,
+) -> io::Result<Archived> {
+    let sample = &rows[..rows.len().min(SNIFF_BYTES)];
+    let dialect = sniff_json_lines(sample, sample.len() == rows.len()).ok_or_else(|| {
+        io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("{}: its rows are not JSON lines", path.display()),
+        )
+    })?;
+    make_dirs(root, path.parent().expect("in a folder"))?;
+    let tmp = temporary(path);
+    let file = BufWriter::with_capacity(1 << 20, File::create(&tmp)?);
+    let writer = RecordWriter::new(file, dialect, opts).map_err(io::Error::other)?;
+    let mut o = Open {
+        writer,
+        tmp,
+        path: path.to_path_buf(),
+        rows: 0,
+    };
+    let written = o.writer.write_all(rows).and_then(|()| {
+        for (k, v) in metadata {
+            o.writer.set_metadata(k, v).map_err(io::Error::other)?;
+        }
+        Ok(())
+    });
+    if let Err(e) = written {
+        let _ = fs::remove_file(&o.tmp);
+        return Err(e);
+    }
+    o.rows = memchr::memchr_iter(b'\n', rows).count() as u64;
+    let tmp = o.tmp.clone();
+    let mut done = Vec::new();
+    finish(o, &mut done).inspect_err(|_| {
+        let _ = fs::remove_file(&tmp);
+    })?;
+    Ok(done.pop().expect("one archive"))
 }
 
 fn finish(o: Open, done: &mut Vec<Archived>) -> io::Result<()> {
@@ -192,7 +244,7 @@ pub fn remove_temporaries(dir: &Path) -> io::Result<usize> {
         let name = name.to_string_lossy();
         if entry.file_type()?.is_dir() {
             removed += remove_temporaries(&entry.path())?;
-        } else if name.starts_with('.') && name.ends_with(".glyd.tmp") {
+        } else if is_temporary(&name) {
             fs::remove_file(entry.path())?;
             removed += 1;
         }
@@ -262,7 +314,7 @@ mod tests {
             b"{\"time\":\"2026-12-07T12:00:01.000000\",\"a\":1}\n\
               {\"time\":\"2026-12-07T12:30:00.000000\",\"a\":3}\n"
         );
-        fs::write(lake.path().join("app/dt=2026-12-07/.x.glyd.tmp"), b"half").unwrap();
+        fs::write(lake.path().join("app/dt=2026-12-07/.x.glyd.7.tmp"), b"half").unwrap();
         assert_eq!(remove_temporaries(lake.path()).unwrap(), 1);
     }
 }

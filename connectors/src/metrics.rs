@@ -64,6 +64,17 @@ pub struct Metrics {
     pub log_sync: Histogram,
     /// Building the archives of one sealed log segment.
     pub flush: Histogram,
+    /// Kafka partitions assigned: (topic, partition) to lag, archives, committed offset.
+    kafka: Mutex<BTreeMap<(String, i32), KafkaPartition>>,
+    /// One synchronous offset commit.
+    pub kafka_commit: Histogram,
+}
+
+#[derive(Clone, Copy, Default)]
+struct KafkaPartition {
+    lag: i64,
+    archives: u64,
+    committed: i64,
 }
 
 impl Metrics {
@@ -89,6 +100,30 @@ impl Metrics {
             .expect("metrics lock")
             .entry(reason.into())
             .or_default() += 1;
+    }
+
+    fn kafka_partition(&self, topic: &str, partition: i32, f: impl FnOnce(&mut KafkaPartition)) {
+        let mut m = self.kafka.lock().expect("metrics lock");
+        f(m.entry((topic.into(), partition)).or_default());
+    }
+
+    /// Messages in the partition past the last one read.
+    pub fn kafka_lag(&self, topic: &str, partition: i32, lag: i64) {
+        self.kafka_partition(topic, partition, |p| p.lag = lag);
+    }
+
+    pub fn kafka_archive(&self, topic: &str, partition: i32) {
+        self.kafka_partition(topic, partition, |p| p.archives += 1);
+    }
+
+    pub fn kafka_committed(&self, topic: &str, partition: i32, offset: i64) {
+        self.kafka_partition(topic, partition, |p| p.committed = offset);
+    }
+
+    /// A partition no longer assigned: its gauges go.
+    pub fn kafka_forget(&self, topic: &str, partition: i32) {
+        let mut m = self.kafka.lock().expect("metrics lock");
+        m.remove(&(topic.to_string(), partition));
     }
 
     /// The Prometheus text exposition of every metric.
@@ -180,6 +215,44 @@ impl Metrics {
             "glyd_sink_flush_seconds",
             "Building the archives of one sealed log segment.",
         );
+        let kafka = self.kafka.lock().expect("metrics lock").clone();
+        if !kafka.is_empty() {
+            for (name, kind, help, get) in [
+                (
+                    "glyd_sink_kafka_lag",
+                    "gauge",
+                    "Messages in an assigned partition past the last one read.",
+                    (|p: &KafkaPartition| p.lag) as fn(&KafkaPartition) -> i64,
+                ),
+                (
+                    "glyd_sink_kafka_archives_total",
+                    "counter",
+                    "Archives written for an assigned partition.",
+                    |p: &KafkaPartition| p.archives as i64,
+                ),
+                (
+                    "glyd_sink_kafka_committed_offset",
+                    "gauge",
+                    "The offset committed after an assigned partition's last archive.",
+                    |p: &KafkaPartition| p.committed,
+                ),
+            ] {
+                let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}");
+                for ((topic, partition), p) in &kafka {
+                    let _ = writeln!(
+                        out,
+                        "{name}{{topic=\"{}\",partition=\"{partition}\"}} {}",
+                        labels(topic),
+                        get(p)
+                    );
+                }
+            }
+            self.kafka_commit.render(
+                &mut out,
+                "glyd_sink_kafka_commit_seconds",
+                "One synchronous commit of an archived partition's offset.",
+            );
+        }
         out
     }
 }
@@ -202,5 +275,19 @@ mod tests {
         assert!(text.contains("glyd_sink_ack_seconds_bucket{le=\"0.005\"} 1\n"));
         assert!(text.contains("glyd_sink_ack_seconds_count 1\n"));
         assert!(text.contains("glyd_sink_rejects_total{reason=\"bad_request\"} 1\n"));
+        assert!(!text.contains("kafka"));
+        m.kafka_lag("t", 2, 40);
+        m.kafka_archive("t", 2);
+        m.kafka_committed("t", 2, 1000);
+        m.kafka_commit.observe(Duration::from_millis(3));
+        let text = m.render();
+        assert!(text.contains("glyd_sink_kafka_lag{topic=\"t\",partition=\"2\"} 40\n"));
+        assert!(text.contains("glyd_sink_kafka_archives_total{topic=\"t\",partition=\"2\"} 1\n"));
+        assert!(
+            text.contains("glyd_sink_kafka_committed_offset{topic=\"t\",partition=\"2\"} 1000\n")
+        );
+        assert!(text.contains("glyd_sink_kafka_commit_seconds_count 1\n"));
+        m.kafka_forget("t", 2);
+        assert!(!m.render().contains("glyd_sink_kafka_lag{"));
     }
 }

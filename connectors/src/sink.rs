@@ -76,7 +76,7 @@ impl SinkConfig {
     /// Archive options: row groups as large as half the memory budget allows the one record
     /// writer building archives (it holds about twelve times a row group per thread, measured,
     /// and some 64 MiB besides), 1 to 16 MiB.
-    fn write_options(&self) -> WriteOptions {
+    pub(crate) fn write_options(&self) -> WriteOptions {
         let threads = match self.threads {
             0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
             n => n,

@@ -1,0 +1,389 @@
+//! `glyd sink --kafka` end to end against a real Kafka protocol (librdkafka's mock cluster,
+//! hosted by this test process): producers that are not ours (`kcat`, Python's
+//! `confluent-kafka`) write a topic of several partitions while two sink members of one group
+//! archive it and are killed with SIGKILL at random moments; afterwards every offset of every
+//! partition is in exactly one archive, and the archives answer SQL with what was produced.
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use glyd_testkit::kafka::MockKafka;
+
+fn glyd() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_glyd"))
+}
+
+/// A running `glyd sink --kafka` member and its log so far.
+struct Member {
+    child: Child,
+    log: Arc<Mutex<String>>,
+}
+
+impl Member {
+    /// Starts a member and waits until it serves HTTP (its `/metrics`).
+    fn start(kafka: &MockKafka, lake: &Path, extra: &[&str]) -> Member {
+        let mut child = glyd()
+            .args([
+                "sink",
+                "--http",
+                "127.0.0.1:0",
+                "--kafka",
+                kafka.bootstrap(),
+            ])
+            .arg("--out")
+            .arg(lake)
+            .args([
+                "-X",
+                "session.timeout.ms=6000",
+                "-X",
+                "heartbeat.interval.ms=500",
+            ])
+            .args(extra)
+            .env("RUST_LOG", "info")
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let log = Arc::new(Mutex::new(String::new()));
+        let (tx, rx) = std::sync::mpsc::channel();
+        let stderr = child.stderr.take().unwrap();
+        let member_log = log.clone();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                if line.contains("listening on") {
+                    let _ = tx.send(());
+                }
+                let mut l = member_log.lock().unwrap();
+                l.push_str(&line);
+                l.push('\n');
+            }
+        });
+        rx.recv_timeout(Duration::from_secs(60))
+            .unwrap_or_else(|_| panic!("the member did not start: {}", log.lock().unwrap()));
+        Member { child, log }
+    }
+
+    fn log(&self) -> String {
+        self.log.lock().unwrap().clone()
+    }
+
+    /// SIGTERM; whether it exited cleanly, and its log.
+    fn stop(mut self) -> (bool, String) {
+        // SAFETY: signalling a child process this test started and has not waited for.
+        unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };
+        let ok = self.child.wait().unwrap().success();
+        std::thread::sleep(Duration::from_millis(50));
+        (ok, self.log())
+    }
+
+    fn kill(mut self) {
+        self.child.kill().unwrap();
+        self.child.wait().unwrap();
+    }
+}
+
+/// The Python producer of `cli/tests/clients` (confluent-kafka, installed by `.ci/run`).
+fn python_produce(kafka: &MockKafka, topic: &str, count: usize, start: usize, secs: f64) -> Child {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/clients/kafka_produce.py");
+    Command::new("python3")
+        .arg(script)
+        .args([kafka.bootstrap(), topic])
+        .args([count.to_string(), start.to_string(), secs.to_string()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("python3")
+}
+
+fn wait_ok(child: Child, what: &str) -> String {
+    let o = child.wait_with_output().unwrap();
+    assert!(
+        o.status.success(),
+        "{what}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8(o.stdout).unwrap()
+}
+
+/// `kcat -P` producing `lines` (`key:value` each) to `topic`.
+fn kcat_produce(kafka: &MockKafka, topic: &str, lines: &str) {
+    let mut c = Command::new("kcat")
+        .args(["-P", "-b", kafka.bootstrap(), "-t", topic, "-K", ":"])
+        .stdin(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("kcat (the Debian package kcat, installed by .ci/run)");
+    c.stdin.take().unwrap().write_all(lines.as_bytes()).unwrap();
+    wait_ok(c, "kcat");
+}
+
+/// `glyd sql` as CSV over the lake folder `table` named `t`.
+fn sql(query: &str, table: &Path) -> String {
+    let o = glyd()
+        .args(["sql", "--format", "csv", query, "-t"])
+        .arg(format!("t={}", table.display()))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8(o.stdout).unwrap()
+}
+
+fn archives(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(archives(&p));
+        } else if p.extension().is_some_and(|x| x == "glyd") {
+            out.push(p);
+        }
+    }
+    out
+}
+
+/// Per partition: rows, distinct offsets, lowest and highest offset, as the lake says.
+fn lake_offsets(topic_dir: &Path) -> BTreeMap<i32, (i64, i64, i64, i64)> {
+    let csv = sql(
+        "SELECT partition, count(*), count(DISTINCT \"offset\"), min(\"offset\"), \
+         max(\"offset\") FROM t GROUP BY partition ORDER BY partition",
+        topic_dir,
+    );
+    csv.lines()
+        .skip(1)
+        .map(|l| {
+            let v: Vec<i64> = l.split(',').map(|x| x.parse().unwrap()).collect();
+            (v[0] as i32, (v[1], v[2], v[3], v[4]))
+        })
+        .collect()
+}
+
+/// Waits until the lake holds every offset the partitions took (or panics with `logs`).
+fn wait_archived(
+    kafka: &MockKafka,
+    topic: &str,
+    parts: i32,
+    lake: &Path,
+    logs: impl Fn() -> String,
+) {
+    let want: BTreeMap<i32, i64> = (0..parts)
+        .map(|p| (p, kafka.watermarks(topic, p).1))
+        .collect();
+    let started = Instant::now();
+    loop {
+        let dir = lake.join(topic);
+        let have: BTreeMap<i32, i64> = if dir.is_dir() && !archives(&dir).is_empty() {
+            lake_offsets(&dir)
+                .into_iter()
+                .map(|(p, v)| (p, v.0))
+                .collect()
+        } else {
+            BTreeMap::new()
+        };
+        if (0..parts).all(|p| have.get(&p).copied().unwrap_or(0) >= want[&p]) {
+            return;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(120),
+            "the lake has {have:?} of {want:?} after 2 minutes:\n{}",
+            logs()
+        );
+        std::thread::sleep(Duration::from_millis(500));
+    }
+}
+
+#[test]
+fn every_offset_lands_exactly_once_across_sigkills_and_rebalances() {
+    let kafka = MockKafka::start(3);
+    let (topic, parts) = ("events", 4);
+    kafka.create_topic(topic, parts);
+    let lake = tempfile::tempdir().unwrap();
+    // kcat first: 2,000 events with keys.
+    let lines: String = (0..2000)
+        .map(|i| {
+            format!(
+                "k{}:{{\"n\":{},\"level\":\"INFO\",\"msg\":\"kcat event {i}\"}}\n",
+                i % 7,
+                1_000_000 + i
+            )
+        })
+        .collect();
+    kcat_produce(&kafka, topic, &lines);
+    let args = [
+        "--topic",
+        topic,
+        "--group",
+        "lake",
+        "--roll-records",
+        "300",
+        "--roll-age",
+        "1",
+        "--max-record-size",
+        "2K",
+    ];
+    let mut members = vec![
+        Member::start(&kafka, lake.path(), &args),
+        Member::start(&kafka, lake.path(), &args),
+    ];
+    // Python produces 12,000 more over the kills.
+    let producer = python_produce(&kafka, topic, 12_000, 0, 14.0);
+    let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
+    let mut rand = move |n: u64| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed % n
+    };
+    let kills = 12;
+    for _ in 0..kills {
+        std::thread::sleep(Duration::from_millis(400 + rand(1600)));
+        let victim = rand(2) as usize;
+        members.remove(victim).kill();
+        members.insert(victim, Member::start(&kafka, lake.path(), &args));
+    }
+    let took = wait_ok(producer, "kafka_produce.py");
+    assert!(took.starts_with('{'), "{took}");
+    let logs = || {
+        members
+            .iter()
+            .map(Member::log)
+            .collect::<Vec<_>>()
+            .join("\n----\n")
+    };
+    wait_archived(&kafka, topic, parts, lake.path(), logs);
+    let mut logs = String::new();
+    for m in members {
+        let (ok, log) = m.stop();
+        assert!(ok, "{log}");
+        logs.push_str(&log);
+    }
+    let dir = lake.path().join(topic);
+    let offsets = lake_offsets(&dir);
+    let mut total = 0;
+    for p in 0..parts {
+        let (low, high) = kafka.watermarks(topic, p);
+        assert_eq!(low, 0);
+        assert_eq!(
+            offsets[&p],
+            (high, high, 0, high - 1),
+            "partition {p}: rows, distinct offsets, first and last\n{logs}"
+        );
+        total += high;
+    }
+    assert_eq!(total, 14_000);
+    // What was produced, by value: each event once, poison and oversize kept and flagged.
+    let csv = sql(
+        "SELECT count(DISTINCT n), sum(n), count(_invalid), \
+         count(*) FILTER (WHERE _invalid LIKE '%over --max-record-size%'), \
+         count(headers), count(DISTINCT key) FROM t",
+        &dir,
+    );
+    let poison = (0..12_000).filter(|n| n % 97 == 96).count() as i64;
+    let oversize = (0..12_000)
+        .filter(|n| n % 101 == 100 && n % 97 != 96)
+        .count() as i64;
+    let sum: i64 = (1_000_000..1_002_000).sum::<i64>()
+        + (0..12_000)
+            .filter(|n| n % 97 != 96 && n % 101 != 100)
+            .sum::<i64>();
+    let with_headers = (0..12_000).filter(|n| n % 3 == 0).count();
+    assert_eq!(
+        csv.lines().nth(1).unwrap(),
+        format!(
+            "{},{sum},{},{oversize},{with_headers},50",
+            14_000 - poison - oversize,
+            poison + oversize
+        )
+    );
+    // Archives pass `glyd -t` and say what they hold.
+    let names = archives(&dir);
+    assert!(names.len() >= 4 * 14_000 / 4 / 300, "{}", names.len());
+    for a in &names {
+        let o = glyd().arg("-t").arg(a).output().unwrap();
+        assert!(
+            o.status.success(),
+            "{}: {}",
+            a.display(),
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let name = a.file_name().unwrap().to_string_lossy().into_owned();
+        let (_, first) = name.trim_end_matches(".glyd").rsplit_once('+').unwrap();
+        let o = glyd().arg("inspect").arg(a).output().unwrap();
+        let text = String::from_utf8_lossy(&o.stdout);
+        let first: i64 = first.parse().unwrap();
+        assert!(
+            text.contains(&format!("glyd.kafka.first_offset: {first}\n")),
+            "{}: {text}",
+            a.display()
+        );
+    }
+    assert!(
+        logs.contains("revoked"),
+        "no rebalance revoked a partition:\n{logs}"
+    );
+}
+
+#[test]
+fn a_broker_that_goes_away_or_a_topic_that_vanishes_is_waited_out() {
+    let kafka = MockKafka::start(1);
+    let (topic, parts) = ("orders", 2);
+    kafka.create_topic(topic, parts);
+    let lake = tempfile::tempdir().unwrap();
+    let args = ["--topic", topic, "--roll-age", "1"];
+    let member = Member::start(&kafka, lake.path(), &args);
+    wait_ok(python_produce(&kafka, topic, 1000, 0, 0.0), "producer");
+    wait_archived(&kafka, topic, parts, lake.path(), || member.log());
+
+    // The broker goes away: the member says so, keeps running, and carries on when it is back.
+    kafka.broker(1, false);
+    std::thread::sleep(Duration::from_secs(4));
+    let mut member = member;
+    assert!(
+        member.child.try_wait().unwrap().is_none(),
+        "{}",
+        member.log()
+    );
+    kafka.broker(1, true);
+    wait_ok(python_produce(&kafka, topic, 1000, 1000, 0.0), "producer");
+    wait_archived(&kafka, topic, parts, lake.path(), || member.log());
+
+    // The topic looks deleted for a while: the same.
+    kafka.hide_topic(topic, true);
+    std::thread::sleep(Duration::from_secs(3));
+    assert!(
+        member.child.try_wait().unwrap().is_none(),
+        "{}",
+        member.log()
+    );
+    kafka.hide_topic(topic, false);
+    wait_ok(python_produce(&kafka, topic, 500, 2000, 0.0), "producer");
+    wait_archived(&kafka, topic, parts, lake.path(), || member.log());
+
+    let (ok, log) = member.stop();
+    assert!(ok, "{log}");
+    assert!(
+        log.contains("WARN") || log.contains("ERROR"),
+        "the outage went unsaid:\n{log}"
+    );
+    let offsets = lake_offsets(&lake.path().join(topic));
+    let mut total = 0;
+    for p in 0..parts {
+        let high = kafka.watermarks(topic, p).1;
+        assert_eq!(
+            offsets[&p],
+            (high, high, 0, high - 1),
+            "partition {p}\n{log}"
+        );
+        total += high;
+    }
+    assert_eq!(total, 2500);
+    // A clean stop flushed and committed everything: a new member of the group archives nothing.
+    let again = Member::start(&kafka, lake.path(), &args);
+    std::thread::sleep(Duration::from_secs(3));
+    let (ok, log) = again.stop();
+    assert!(ok, "{log}");
+    assert!(!log.contains("archive finished"), "{log}");
+    assert_eq!(lake_offsets(&lake.path().join(topic)), offsets);
+}

@@ -17,9 +17,10 @@ fn glyd() -> Command {
     Command::new(env!("CARGO_BIN_EXE_glyd"))
 }
 
-/// A running `glyd sink --kafka` member and its log so far.
+/// A running `glyd sink --kafka` member, its HTTP port (`/metrics`) and its log so far.
 struct Member {
     child: Child,
+    port: u16,
     log: Arc<Mutex<String>>,
 }
 
@@ -53,17 +54,19 @@ impl Member {
         let member_log = log.clone();
         std::thread::spawn(move || {
             for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                if line.contains("listening on") {
-                    let _ = tx.send(());
+                if let Some(p) = line.split("listening on 127.0.0.1:").nth(1) {
+                    let port: String = p.chars().take_while(char::is_ascii_digit).collect();
+                    let _ = tx.send(port.parse::<u16>().unwrap());
                 }
                 let mut l = member_log.lock().unwrap();
                 l.push_str(&line);
                 l.push('\n');
             }
         });
-        rx.recv_timeout(Duration::from_secs(60))
+        let port = rx
+            .recv_timeout(Duration::from_secs(60))
             .unwrap_or_else(|_| panic!("the member did not start: {}", log.lock().unwrap()));
-        Member { child, log }
+        Member { child, port, log }
     }
 
     fn log(&self) -> String {
@@ -361,6 +364,29 @@ fn a_broker_that_goes_away_or_a_topic_that_vanishes_is_waited_out() {
     wait_ok(python_produce(&kafka, topic, 500, 2000, 0.0), "producer");
     wait_archived(&kafka, topic, parts, lake.path(), || member.log());
 
+    // /metrics: archives, the committed offset and lag per partition, commit latency.
+    let o = Command::new("curl")
+        .args(["-s", &format!("http://127.0.0.1:{}/metrics", member.port)])
+        .output()
+        .unwrap();
+    let metrics = String::from_utf8_lossy(&o.stdout).into_owned();
+    for p in 0..parts {
+        let high = kafka.watermarks(topic, p).1;
+        let committed = format!(
+            "glyd_sink_kafka_committed_offset{{topic=\"{topic}\",partition=\"{p}\"}} {high}\n"
+        );
+        assert!(metrics.contains(&committed), "{committed}\n{metrics}");
+        let lag = format!("glyd_sink_kafka_lag{{topic=\"{topic}\",partition=\"{p}\"}}");
+        assert!(metrics.contains(&lag), "{lag}\n{metrics}");
+    }
+    assert!(
+        metrics.contains("glyd_sink_kafka_archives_total{"),
+        "{metrics}"
+    );
+    assert!(
+        !metrics.contains("glyd_sink_kafka_commit_seconds_count 0\n"),
+        "{metrics}"
+    );
     let (ok, log) = member.stop();
     assert!(ok, "{log}");
     assert!(
@@ -386,4 +412,52 @@ fn a_broker_that_goes_away_or_a_topic_that_vanishes_is_waited_out() {
     assert!(ok, "{log}");
     assert!(!log.contains("archive finished"), "{log}");
     assert_eq!(lake_offsets(&lake.path().join(topic)), offsets);
+}
+
+#[test]
+fn a_member_past_its_memory_budget_pauses_and_catches_up() {
+    let kafka = MockKafka::start(1);
+    let (topic, parts) = ("burst", 3);
+    kafka.create_topic(topic, parts);
+    let lake = tempfile::tempdir().unwrap();
+    // 6,000 events of some 100 bytes (and every 101st of 4 KiB; some 1.3 MB of rows) against
+    // a budget of 512 KiB (half of --memory).
+    wait_ok(python_produce(&kafka, topic, 6000, 0, 0.0), "producer");
+    // Settings from a file, as examples/sink/kafka.toml gives them.
+    let config = lake.path().join("kafka.toml");
+    std::fs::write(
+        &config,
+        format!("topic = [\"{topic}\"]\nmemory = \"1M\"\nvalue = \"lines\"\nroll_records = 1000\nroll_age = 1\n"),
+    )
+    .unwrap();
+    let member = Member::start(&kafka, lake.path(), &["--config", config.to_str().unwrap()]);
+    wait_archived(&kafka, topic, parts, lake.path(), || member.log());
+    let (ok, log) = member.stop();
+    assert!(ok, "{log}");
+    assert!(
+        log.contains("paused=true"),
+        "the budget never paused:\n{log}"
+    );
+    assert!(
+        log.contains("paused=false"),
+        "the member never resumed:\n{log}"
+    );
+    let offsets = lake_offsets(&lake.path().join(topic));
+    for p in 0..parts {
+        let high = kafka.watermarks(topic, p).1;
+        assert_eq!(
+            offsets[&p],
+            (high, high, 0, high - 1),
+            "partition {p}\n{log}"
+        );
+    }
+    // --value lines: each value one text column, poison (text) included, nothing flagged.
+    let csv = sql(
+        "SELECT count(*) FILTER (WHERE value LIKE 'poison%'), count(value), count(*) FROM t",
+        &lake.path().join(topic),
+    );
+    let poison = (0..6000).filter(|n| n % 97 == 96).count();
+    assert_eq!(csv.lines().nth(1).unwrap(), format!("{poison},6000,6000"));
+    let columns = sql("SELECT * FROM t LIMIT 1", &lake.path().join(topic));
+    assert!(!columns.contains("_invalid"), "{columns}");
 }

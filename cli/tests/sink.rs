@@ -646,7 +646,7 @@ fn a_config_file_sets_what_flags_would_and_flags_override_it() {
         "{err}"
     );
     let o = glyd().args(["sink", "--out", "x"]).output().unwrap();
-    assert!(String::from_utf8_lossy(&o.stderr).contains("needs a listener"));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("needs a source"));
 }
 
 #[test]

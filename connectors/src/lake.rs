@@ -65,18 +65,25 @@ fn is_temporary(name: &str) -> bool {
     name.starts_with('.') && name.ends_with(".tmp") && name.contains(".glyd.")
 }
 
-/// Writes `rows` (JSON lines) as the archive at `path`, with footer `metadata`: under a
-/// temporary name, synced, renamed into place, its folder (made if missing, under `root`)
-/// synced. Durable when this returns.
+/// Writes `rows` (JSON lines, whole lines in each chunk) as the archive at `path`, with
+/// footer `metadata`: under a temporary name, synced, renamed into place, its folder (made if
+/// missing, under `root`) synced. Durable when this returns.
 pub(crate) fn write_archive(
     root: &Path,
     path: &Path,
-    rows: &[u8],
+    rows: &[Vec<u8>],
     metadata: &[(&str, &str)],
     opts: &WriteOptions,
 ) -> io::Result<Archived> {
-    let sample = &rows[..rows.len().min(SNIFF_BYTES)];
-    let dialect = sniff_json_lines(sample, sample.len() == rows.len()).ok_or_else(|| {
+    let mut sample = Vec::new();
+    for chunk in rows {
+        if sample.len() >= SNIFF_BYTES {
+            break;
+        }
+        sample.extend_from_slice(chunk);
+    }
+    let whole = sample.len() == rows.iter().map(Vec::len).sum::<usize>();
+    let dialect = sniff_json_lines(&sample, whole).ok_or_else(|| {
         io::Error::new(
             io::ErrorKind::InvalidData,
             format!("{}: its rows are not JSON lines", path.display()),
@@ -92,17 +99,23 @@ pub(crate) fn write_archive(
         path: path.to_path_buf(),
         rows: 0,
     };
-    let written = o.writer.write_all(rows).and_then(|()| {
-        for (k, v) in metadata {
-            o.writer.set_metadata(k, v).map_err(io::Error::other)?;
-        }
-        Ok(())
-    });
+    let written = rows
+        .iter()
+        .try_for_each(|c| o.writer.write_all(c))
+        .and_then(|()| {
+            for (k, v) in metadata {
+                o.writer.set_metadata(k, v).map_err(io::Error::other)?;
+            }
+            Ok(())
+        });
     if let Err(e) = written {
         let _ = fs::remove_file(&o.tmp);
         return Err(e);
     }
-    o.rows = memchr::memchr_iter(b'\n', rows).count() as u64;
+    o.rows = rows
+        .iter()
+        .map(|c| memchr::memchr_iter(b'\n', c).count() as u64)
+        .sum();
     let tmp = o.tmp.clone();
     let mut done = Vec::new();
     finish(o, &mut done).inspect_err(|_| {

@@ -161,16 +161,23 @@ pub struct Sink {
 pub struct Reservation(#[allow(dead_code)] OwnedSemaphorePermit);
 
 impl Sink {
-    /// Opens the sink: removes temporary archives a killed run left, and replays every
-    /// stream's log (torn tails cut, sealed segments archived again).
+    /// Opens the sink: removes temporary archives a killed run left in its streams' folders,
+    /// and replays every stream's log (torn tails cut, sealed segments archived again).
     pub fn open(cfg: SinkConfig) -> io::Result<Sink> {
         std::fs::create_dir_all(&cfg.out)?;
-        let removed = remove_temporaries(&cfg.out)?;
+        let wal_dir = cfg.wal_dir();
+        std::fs::create_dir_all(&wal_dir)?;
+        // Only the folders of this sink's streams: Kafka members sharing the lake write theirs.
+        let mut removed = 0;
+        for entry in std::fs::read_dir(&wal_dir)? {
+            let name = entry?.file_name();
+            if check_stream(&name.to_string_lossy()).is_ok() {
+                removed += remove_temporaries(&cfg.out.join(&name))?;
+            }
+        }
         if removed > 0 {
             tracing::info!(removed, "removed temporary archives of an earlier run");
         }
-        let wal_dir = cfg.wal_dir();
-        std::fs::create_dir_all(&wal_dir)?;
         let permits = (cfg.memory / 2 / 1024).clamp(1, Semaphore::MAX_PERMITS as u64) as usize;
         let sink = Sink {
             memory: Arc::new(Semaphore::new(permits)),
@@ -455,4 +462,29 @@ fn archive(
 /// sink is stopping.
 pub async fn stopped(stop: &mut tokio::sync::watch::Receiver<bool>) {
     let _ = stop.wait_for(|s| *s).await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn opening_removes_temporaries_of_its_own_streams_only() {
+        let lake = tempfile::tempdir().unwrap();
+        let ours = lake.path().join("app/dt=2026-12-07/hour=12");
+        let kafka = lake.path().join("topic/partition=0");
+        std::fs::create_dir_all(&ours).unwrap();
+        std::fs::create_dir_all(&kafka).unwrap();
+        std::fs::create_dir_all(lake.path().join(".glyd-sink/wal/app")).unwrap();
+        std::fs::write(ours.join(".app-1.glyd.7.tmp"), b"half").unwrap();
+        std::fs::write(kafka.join(".topic+0+1.glyd.8.tmp"), b"being written").unwrap();
+        let sink = Sink::open(SinkConfig {
+            out: lake.path().to_path_buf(),
+            ..SinkConfig::default()
+        })
+        .unwrap();
+        sink.close();
+        assert!(!ours.join(".app-1.glyd.7.tmp").exists());
+        assert!(kafka.join(".topic+0+1.glyd.8.tmp").exists());
+    }
 }

@@ -86,11 +86,22 @@ impl MockKafka {
 
 impl MockKafka {
     /// The low and high watermarks of a partition: with nothing deleted, the high one is how
-    /// many messages it took.
+    /// many messages it took. Asked again for a minute while the hosting client reconnects
+    /// (after a broker was down).
     pub fn watermarks(&self, topic: &str, partition: i32) -> (i64, i64) {
-        self.host
-            .client()
-            .fetch_watermarks(topic, partition, Duration::from_secs(10))
-            .expect("the partition's watermarks")
+        let started = std::time::Instant::now();
+        loop {
+            match self
+                .host
+                .client()
+                .fetch_watermarks(topic, partition, Duration::from_secs(10))
+            {
+                Ok(w) => return w,
+                Err(e) if started.elapsed() > Duration::from_secs(60) => {
+                    panic!("the watermarks of {topic} [{partition}]: {e}")
+                }
+                Err(_) => std::thread::sleep(Duration::from_millis(200)),
+            }
+        }
     }
 }

@@ -9,12 +9,12 @@
 //! each back to be committed. A revoked partition's archive in flight is finished and
 //! committed before the revoke completes; its rows not yet in an archive are left to the next
 //! owner, who reads them again from the committed offset. Past half the memory budget the
-//! member pauses its partitions and cuts its largest run early; it resumes below a quarter.
+//! member pauses its partitions and cuts its largest run early; it resumes below it. Besides
+//! the budget, librdkafka prefetches up to `queued.max.messages.kbytes` (64 MiB; `-X` sets it).
 
 pub mod partition;
 pub mod row;
 
-use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::mpsc::{self, Receiver, Sender};
@@ -26,6 +26,7 @@ use rdkafka::config::ClientConfig;
 use rdkafka::consumer::{BaseConsumer, CommitMode, Consumer, ConsumerContext, Rebalance};
 use rdkafka::message::{Headers, Message as _};
 use rdkafka::{ClientContext, Offset, TopicPartitionList};
+use rustc_hash::FxHashMap;
 
 use crate::lake::{remove_temporaries, write_archive, Archived};
 use crate::metrics::Metrics;
@@ -86,7 +87,7 @@ struct Done {
 
 /// What the poll loop and the rebalance callbacks share (both run on the polling thread).
 struct State {
-    partitions: HashMap<(String, i32), Partition>,
+    partitions: FxHashMap<(String, i32), Partition>,
     jobs: Sender<Job>,
     done: Receiver<Done>,
     /// Jobs sent and not yet answered.
@@ -294,7 +295,7 @@ impl State {
                     cut,
                 };
                 self.in_flight += 1;
-                self.bytes_in_flight += job.cut.rows.len();
+                self.bytes_in_flight += job.cut.bytes;
                 self.jobs.send(job).expect("the archive writer lives");
             }
         }
@@ -314,7 +315,7 @@ fn write_archives(jobs: Receiver<Job>, done: Sender<Done>, out: PathBuf, opts: W
             partition,
             cut,
         } = job;
-        let (first, last, bytes) = (cut.first, cut.last, cut.rows.len());
+        let (first, last, bytes) = (cut.first, cut.last, cut.bytes);
         let texts = [partition as i64, first, last, cut.records as i64].map(|n| n.to_string());
         let meta = [
             ("glyd.kafka.topic", topic.as_str()),
@@ -340,6 +341,62 @@ fn write_archives(jobs: Receiver<Job>, done: Sender<Done>, out: PathBuf, opts: W
     }
 }
 
+/// Messages handled between two rounds of housekeeping.
+const BATCH: usize = 4096;
+
+/// What the poll loop does between batches: answers written archives (commits), cuts runs
+/// that are old or past the memory budget, sends cut runs to be written, pauses or resumes the
+/// partitions, and reports what was read.
+struct Housekeeper {
+    budget: usize,
+    roll_age: Duration,
+    paused: bool,
+    /// Pausing again now and then pauses partitions assigned since.
+    paused_at: Instant,
+}
+
+impl Housekeeper {
+    fn run(&mut self, s: &mut State, consumer: &BaseConsumer<Context>) {
+        while s.in_flight > 0 && s.settle_one(consumer, Duration::ZERO) {}
+        let now = Instant::now();
+        for p in s.partitions.values_mut() {
+            if p.opened_at()
+                .is_some_and(|t| now.duration_since(t) >= self.roll_age)
+            {
+                p.cut("age");
+            }
+            if p.unreported.0 > 0 {
+                let (events, bytes) = std::mem::take(&mut p.unreported);
+                s.metrics.input("kafka", &p.topic, events, bytes);
+            }
+        }
+        let held = s.bytes();
+        if held > self.budget && s.in_flight == 0 {
+            if let Some(p) = s.partitions.values_mut().max_by_key(|p| p.open_bytes()) {
+                p.cut("memory");
+            }
+        }
+        s.dispatch(consumer);
+        let over = held > self.budget;
+        if over != self.paused || (over && self.paused_at.elapsed() > Duration::from_secs(1)) {
+            self.paused_at = now;
+            if let Ok(assigned) = consumer.assignment() {
+                let r = if over {
+                    consumer.pause(&assigned)
+                } else {
+                    consumer.resume(&assigned)
+                };
+                if let Err(e) = r {
+                    tracing::warn!(error = %e, "could not pause or resume partitions");
+                } else if over != self.paused {
+                    tracing::info!(held, budget = self.budget, paused = over, "memory budget");
+                    self.paused = over;
+                }
+            }
+        }
+    }
+}
+
 /// Runs the Kafka source until `stop`: then every run gathered is archived and committed, and
 /// the member leaves its group. Errors only if it cannot start.
 pub fn run(
@@ -361,7 +418,7 @@ pub fn run(
             .map_err(|e| e.to_string())?
     };
     let state = Arc::new(Mutex::new(State {
-        partitions: HashMap::new(),
+        partitions: FxHashMap::default(),
         jobs: jobs_tx,
         done: done_rx,
         in_flight: 0,
@@ -379,7 +436,10 @@ pub fn run(
         .set("auto.offset.reset", "earliest")
         .set("partition.assignment.strategy", "cooperative-sticky")
         .set("client.id", "glyd-sink")
-        .set("fetch.message.max.bytes", "10485760")
+        // Prefetch by bytes (queued.max.messages.kbytes, 64 MiB) rather than by the default
+        // 100,000 messages a partition, which left a one-core member waiting on fetches
+        // more than half the time.
+        .set("queued.min.messages", "10000000")
         .set("statistics.interval.ms", "5000");
     for (k, v) in &kafka.options {
         config.set(k, v);
@@ -399,96 +459,72 @@ pub fn run(
         roll_records: kafka.roll_records.max(1),
         roll_bytes: sink.roll_bytes.max(1),
     };
-    let budget = (sink.memory / 2) as usize;
-    let mut paused = false;
+    let mut keeper = Housekeeper {
+        budget: (sink.memory / 2) as usize,
+        roll_age: sink.roll_age,
+        paused: false,
+        paused_at: Instant::now(),
+    };
     let mut last_error: Option<(String, Instant)> = None;
-    // Pausing again now and then pauses partitions assigned since.
-    let mut paused_at = Instant::now();
+    let mut key = (String::new(), 0);
     while !stop.load(Relaxed) {
-        {
-            let mut s = lock(&state);
-            while s.in_flight > 0 && s.settle_one(&consumer, Duration::ZERO) {}
-            let now = Instant::now();
-            for p in s.partitions.values_mut() {
-                if p.opened_at()
-                    .is_some_and(|t| now.duration_since(t) >= sink.roll_age)
-                {
-                    p.cut("age");
-                }
-            }
-            let held = s.bytes();
-            if held > budget && s.in_flight == 0 {
-                if let Some(p) = s.partitions.values_mut().max_by_key(|p| p.open_bytes()) {
-                    p.cut("memory");
-                }
-            }
-            s.dispatch(&consumer);
-            let over = held > budget;
-            if over != paused || (over && paused_at.elapsed() > Duration::from_secs(1)) {
-                paused_at = Instant::now();
-                if let Ok(assigned) = consumer.assignment() {
-                    let r = if over {
-                        consumer.pause(&assigned)
-                    } else {
-                        consumer.resume(&assigned)
-                    };
-                    if let Err(e) = r {
-                        tracing::warn!(error = %e, "could not pause or resume partitions");
-                    } else if over != paused {
-                        tracing::info!(held, budget, paused = over, "memory budget");
-                        paused = over;
+        keeper.run(&mut lock(&state), &consumer);
+        // A batch: the first message waited for, then those already fetched.
+        let mut wait = Duration::from_millis(100);
+        for _ in 0..BATCH {
+            let m = match consumer.poll(wait) {
+                None => break,
+                Some(Err(e)) => {
+                    let text = e.to_string();
+                    let repeated = last_error.as_ref().is_some_and(|(t, at)| {
+                        *t == text && at.elapsed() < Duration::from_secs(10)
+                    });
+                    if !repeated {
+                        tracing::warn!(error = %text, "kafka consumer error; retrying");
+                        last_error = Some((text, Instant::now()));
                     }
+                    metrics.reject("kafka_error");
+                    break;
                 }
+                Some(Ok(m)) => m,
+            };
+            wait = Duration::ZERO;
+            let mut s = lock(&state);
+            key.0.clear();
+            key.0.push_str(m.topic());
+            key.1 = m.partition();
+            let Some(p) = s.partitions.get_mut(&key) else {
+                continue;
+            };
+            // A message already gathered (librdkafka may fetch a range again).
+            if p.next.is_some_and(|n| m.offset() < n) {
+                continue;
             }
-        }
-        match consumer.poll(Duration::from_millis(100)) {
-            None => {}
-            Some(Err(e)) => {
-                let text = e.to_string();
-                let repeated = last_error
-                    .as_ref()
-                    .is_some_and(|(t, at)| *t == text && at.elapsed() < Duration::from_secs(10));
-                if !repeated {
-                    tracing::warn!(error = %text, "kafka consumer error; retrying");
-                    last_error = Some((text, Instant::now()));
-                }
-                metrics.reject("kafka_error");
-            }
-            Some(Ok(m)) => {
-                let mut s = lock(&state);
-                let max_value = sink.max_record;
-                let key = (m.topic().to_string(), m.partition());
-                let Some(p) = s.partitions.get_mut(&key) else {
-                    continue;
-                };
-                // A message before the run gathered (a seek back after a failed write).
-                if p.next.is_some_and(|n| m.offset() < n) {
-                    continue;
-                }
-                let headers = m.headers().map(|h| {
-                    h.iter()
-                        .map(|h| (h.key, h.value))
-                        .collect::<row::HeaderList>()
-                });
-                let message = Message {
-                    offset: m.offset(),
-                    timestamp_ms: m.timestamp().to_millis(),
-                    key: m.key(),
-                    headers,
-                    value: m.payload(),
-                };
-                let bytes = m.payload().map_or(0, |v| v.len()) + m.key().map_or(0, |k| k.len());
-                p.push(m.offset(), &cutting, |rows| {
-                    push_message(rows, &message, kafka.value, max_value)
-                });
-                metrics.input("kafka", m.topic(), 1, bytes as u64);
-            }
+            let headers = m.headers().map(|h| {
+                h.iter()
+                    .map(|h| (h.key, h.value))
+                    .collect::<row::HeaderList>()
+            });
+            let message = Message {
+                offset: m.offset(),
+                timestamp_ms: m.timestamp().to_millis(),
+                key: m.key(),
+                headers,
+                value: m.payload(),
+            };
+            p.unreported.0 += 1;
+            p.unreported.1 +=
+                (m.payload().map_or(0, |v| v.len()) + m.key().map_or(0, |k| k.len())) as u64;
+            p.push(m.offset(), &cutting, |rows| {
+                push_message(rows, &message, kafka.value, sink.max_record)
+            });
         }
     }
     // Stopping: archive and commit every run gathered, then leave the group. Past a minute of
     // failures the rest is left: the next owner reads it again and rewrites it by name.
     {
         let mut s = lock(&state);
+        keeper.run(&mut s, &consumer);
         for p in s.partitions.values_mut() {
             p.cut("stop");
         }

@@ -23,13 +23,19 @@ use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::time::Instant;
 
+/// Rows are gathered in chunks of about this many bytes, so that a run never moves as it
+/// grows and its memory is reused once archived (under mimalloc's huge-object size).
+const CHUNK: usize = 256 << 10;
+
 /// A run of rows cut for one archive.
 #[derive(Debug)]
 pub struct Cut {
     pub first: i64,
     pub last: i64,
     pub records: u64,
-    pub rows: Vec<u8>,
+    /// Whole rows, in chunks.
+    pub rows: Vec<Vec<u8>>,
+    pub bytes: usize,
     /// Why it ends where it does: "chunk", "size", "age", "memory" or "stop".
     pub reason: &'static str,
 }
@@ -46,8 +52,10 @@ pub struct Cutting {
 pub struct Partition {
     pub topic: String,
     pub partition: i32,
-    /// The rows of the archive being gathered, its first offset and when its first row came.
-    open: Vec<u8>,
+    /// The rows of the archive being gathered (in chunks, and their bytes), its first offset
+    /// and when its first row came.
+    open: Vec<Vec<u8>>,
+    open_bytes: usize,
     first: Option<(i64, Instant)>,
     last: i64,
     records: u64,
@@ -57,8 +65,10 @@ pub struct Partition {
     pub in_flight: Option<i64>,
     /// The offset to commit once a failed commit is retried.
     pub uncommitted: Option<i64>,
-    /// Offset after the last row seen (for the lag).
+    /// Offset after the last row seen.
     pub next: Option<i64>,
+    /// Messages and their bytes read since the last report to `/metrics`.
+    pub unreported: (u64, u64),
 }
 
 impl Partition {
@@ -67,6 +77,7 @@ impl Partition {
             topic: topic.into(),
             partition,
             open: Vec::new(),
+            open_bytes: 0,
             first: None,
             last: -1,
             records: 0,
@@ -74,6 +85,7 @@ impl Partition {
             in_flight: None,
             uncommitted: None,
             next: None,
+            unreported: (0, 0),
         }
     }
 
@@ -93,12 +105,12 @@ impl Partition {
 
     /// Bytes held: rows gathered and cut.
     pub fn bytes(&self) -> usize {
-        self.open.len() + self.ready.iter().map(|c| c.rows.len()).sum::<usize>()
+        self.open_bytes + self.ready.iter().map(|c| c.bytes).sum::<usize>()
     }
 
     /// Bytes gathered for the open archive.
     pub fn open_bytes(&self) -> usize {
-        self.open.len()
+        self.open_bytes
     }
 
     /// When the open archive's first row came.
@@ -116,14 +128,20 @@ impl Partition {
         if self.first.is_none() {
             self.first = Some((offset, Instant::now()));
         }
-        row(&mut self.open);
+        if self.open.last().is_none_or(|c| c.len() >= CHUNK) {
+            self.open.push(Vec::with_capacity(CHUNK + (16 << 10)));
+        }
+        let chunk_rows = self.open.last_mut().expect("a chunk");
+        let before = chunk_rows.len();
+        row(chunk_rows);
+        self.open_bytes += chunk_rows.len() - before;
         self.last = offset;
         self.records += 1;
         self.next = Some(offset + 1);
         let chunk_end = (chunk(offset) + 1) * cut.roll_records.max(1);
         if (offset + 1) as u64 >= chunk_end {
             self.cut("chunk");
-        } else if self.open.len() as u64 >= cut.roll_bytes {
+        } else if self.open_bytes as u64 >= cut.roll_bytes {
             self.cut("size");
         }
     }
@@ -138,6 +156,7 @@ impl Partition {
             last: self.last,
             records: std::mem::take(&mut self.records),
             rows: std::mem::take(&mut self.open),
+            bytes: std::mem::take(&mut self.open_bytes),
             reason,
         });
     }

@@ -8,7 +8,9 @@
 use base64::engine::general_purpose::STANDARD as B64;
 use base64::Engine;
 
-use crate::event::{fields_of, spell_time};
+use std::io::Write as _;
+
+use crate::event::{fields_of, push_time};
 
 /// How message values become columns.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -69,15 +71,15 @@ fn push_str(out: &mut Vec<u8>, text: &str) {
 /// Appends `m` as one row (see the module doc) to `out`. `max_value` is the largest value
 /// shredded; a longer one is kept whole as `_raw`, flagged.
 pub fn push_message(out: &mut Vec<u8>, m: &Message, format: ValueFormat, max_value: usize) {
-    out.extend_from_slice(b"{\"offset\":");
-    out.extend_from_slice(m.offset.to_string().as_bytes());
-    out.extend_from_slice(b",\"timestamp\":");
-    match m
+    let _ = write!(out, "{{\"offset\":{},\"timestamp\":\"", m.offset);
+    let timed = m
         .timestamp_ms
-        .and_then(|ms| spell_time(ms.saturating_mul(1000)))
-    {
-        Some(t) => push_str(out, &t),
-        None => out.extend_from_slice(b"null"),
+        .is_some_and(|ms| push_time(out, ms.saturating_mul(1000)));
+    if timed {
+        out.push(b'"');
+    } else {
+        out.pop();
+        out.extend_from_slice(b"null");
     }
     out.extend_from_slice(b",\"key\":");
     match m.key {

@@ -98,15 +98,17 @@ pub fn readable(v: &[u8]) -> (Vec<u8>, Vec<&[u8]>) {
 /// Whether templates may pay for values like `sample`: some value has a variable, and the
 /// sample's values share templates (at most half as many templates as values).
 pub fn pays<'a>(sample: impl Iterator<Item = &'a [u8]>) -> bool {
-    let mut templates = crate::model::FastSet::default();
+    let mut templates: crate::model::FastSet<Vec<u8>> = Default::default();
     let (mut n, mut holes) = (0, 0);
-    let mut vars = Vec::new();
+    let (mut t, mut vars) = (Vec::new(), Vec::new());
     for v in sample {
-        let mut t = Vec::new();
+        t.clear();
         vars.clear();
         split(v, &mut t, &mut vars);
         holes += vars.len();
-        templates.insert(t);
+        if !templates.contains(&t) {
+            templates.insert(t.clone());
+        }
         n += 1;
     }
     holes > 0 && templates.len() * 2 <= n.max(2)
@@ -132,22 +134,28 @@ pub fn encode<'a>(
 ) -> Option<Templated> {
     let mut index: crate::model::FastMap<Vec<u8>, u32> = Default::default();
     let mut first_ids = Vec::new();
-    let mut row_vars: Vec<Vec<&[u8]>> = Vec::new();
+    // Every row's variables back to back; row r's start at var_start[r].
+    let (mut all_vars, mut var_start): (Vec<&[u8]>, Vec<usize>) = (Vec::new(), Vec::new());
     let mut template = Vec::new();
     for v in values {
         if v.iter().any(|&b| b == HOLE || b == END) {
             return None;
         }
         template.clear();
-        let mut vars = Vec::new();
-        split(v, &mut template, &mut vars);
-        let next = index.len() as u32;
-        let id = *index.entry(template.clone()).or_insert(next);
+        var_start.push(all_vars.len());
+        split(v, &mut template, &mut all_vars);
+        let id = match index.get(&template) {
+            Some(&id) => id,
+            None => {
+                let next = index.len() as u32;
+                index.insert(template.clone(), next);
+                next
+            }
+        };
         if index.len() > max_templates {
             return None;
         }
         first_ids.push(id);
-        row_vars.push(vars);
     }
     // Sort the templates; renumber the rows.
     let mut templates: Vec<(Vec<u8>, u32)> = index.into_iter().collect();
@@ -169,7 +177,7 @@ pub fn encode<'a>(
         let holes = templates[t].iter().filter(|&&b| b == HOLE).count();
         (0..holes).for_each(|hole| {
             slot.clear();
-            slot.extend(rows.iter().map(|&row| row_vars[row][hole]));
+            slot.extend(rows.iter().map(|&row| all_vars[var_start[row] + hole]));
             encode_slot(&slot, &mut vars, &mut ints);
         });
     }

@@ -89,10 +89,6 @@ pub fn encode_typed(
 pub fn encode_text(col: &RawColumn) -> Vec<EncodedColumn> {
     let rows = col.rows();
     let values = || (0..rows).map(|r| col.value(r));
-    let stats = Stats {
-        text_range: text_range(values()),
-        ..Stats::default()
-    };
     let flags = col
         .flags
         .iter()
@@ -108,18 +104,37 @@ pub fn encode_text(col: &RawColumn) -> Vec<EncodedColumn> {
     };
     // A dictionary pays when values repeat; the first rows tell whether they do, before a
     // column of unique text fills a hash table.
+    // Each distinct value numbered in order of first appearance, and each row's number: one
+    // lookup a row.
     let mut seen: FastMap<&[u8], u32> = FastMap::default();
+    let mut first_ids: Vec<u32> = Vec::new();
     let sample = SAMPLE_ROWS.min(rows);
     let repeats = values().take(sample).collect::<FastSet<_>>().len() * 2 <= sample.max(2);
     for v in values().take(if repeats { rows } else { 0 }) {
-        if !seen.contains_key(v) {
-            if seen.len() >= limit {
+        let id = match seen.get(v) {
+            Some(&id) => id,
+            None if seen.len() >= limit => {
                 seen.clear();
+                first_ids.clear();
                 break;
             }
-            seen.insert(v, 0);
-        }
+            None => {
+                let id = seen.len() as u32;
+                seen.insert(v, id);
+                id
+            }
+        };
+        first_ids.push(id);
     }
+    // The range over the distinct values where a dictionary has them: far fewer compares.
+    let stats = Stats {
+        text_range: if seen.is_empty() {
+            text_range(values())
+        } else {
+            text_range(seen.keys().copied())
+        },
+        ..Stats::default()
+    };
     let mut out = Vec::new();
     if seen.is_empty() {
         // Plain or as words. A long column is judged on its first rows, and only the coding
@@ -165,13 +180,14 @@ pub fn encode_text(col: &RawColumn) -> Vec<EncodedColumn> {
             );
         }
     } else {
-        let mut dict: Vec<&[u8]> = seen.keys().copied().collect();
+        let mut dict: Vec<(&[u8], u32)> = seen.into_iter().collect();
         dict.sort_unstable();
-        for (i, v) in dict.iter().enumerate() {
-            *seen.get_mut(v).expect("every entry was seen") = i as u32;
+        let mut rank = vec![0u32; dict.len()];
+        for (i, &(_, first)) in dict.iter().enumerate() {
+            rank[first as usize] = i as u32;
         }
-        let ids = ids_stream(values().map(|v| seen[v]), dict.len());
-        let (lengths, bytes) = entries_streams(dict.iter().copied());
+        let ids = ids_stream(first_ids.iter().map(|&f| rank[f as usize]), dict.len());
+        let (lengths, bytes) = entries_streams(dict.iter().map(|&(v, _)| v));
         let mut s = stats.clone();
         s.distinct = Some(dict.len() as u64);
         out.push(candidate(

@@ -104,15 +104,23 @@ pub fn follow_candidate(
 /// Each row's key among the distinct values of a decoded column, numbered in order of first
 /// appearance (a value is its flag and its unquoted spelling, as [`follow_candidate`] saw it).
 fn first_appearance_keys(col: &Column, rows: usize) -> Vec<u32> {
-    let mut first: FastMap<(u8, Vec<u8>), u32> = FastMap::default();
+    // Keyed by the flag and then the value, in one buffer: looked up without a copy.
+    let mut first: FastMap<Vec<u8>, u32> = FastMap::default();
     let mut w = col.writer();
-    let mut buf = Vec::new();
+    let mut key = Vec::new();
     (0..rows)
         .map(|_| {
-            buf.clear();
-            let flag = w.value(&mut buf);
-            let n = first.len() as u32;
-            *first.entry((flag, buf.clone())).or_insert(n)
+            key.clear();
+            key.push(0);
+            key[0] = w.value(&mut key);
+            match first.get(&key) {
+                Some(&k) => k,
+                None => {
+                    let n = first.len() as u32;
+                    first.insert(key.clone(), n);
+                    n
+                }
+            }
         })
         .collect()
 }

@@ -111,10 +111,20 @@ fn wait_ok(child: Child, what: &str) -> String {
     String::from_utf8(o.stdout).unwrap()
 }
 
-/// `kcat -P` producing `lines` (`key:value` each) to `topic`.
+/// `kcat -P` producing `lines` (`key:value` each) to `topic`, in zstd batches.
 fn kcat_produce(kafka: &MockKafka, topic: &str, lines: &str) {
     let mut c = Command::new("kcat")
-        .args(["-P", "-b", kafka.bootstrap(), "-t", topic, "-K", ":"])
+        .args([
+            "-P",
+            "-b",
+            kafka.bootstrap(),
+            "-t",
+            topic,
+            "-K",
+            ":",
+            "-z",
+            "zstd",
+        ])
         .stdin(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -203,7 +213,7 @@ fn every_offset_lands_exactly_once_across_sigkills_and_rebalances() {
     let (topic, parts) = ("events", 4);
     kafka.create_topic(topic, parts);
     let lake = tempfile::tempdir().unwrap();
-    // kcat first: 2,000 events with keys.
+    // kcat first: 2,000 events with keys, in zstd batches (the sink's librdkafka reads them).
     let lines: String = (0..2000)
         .map(|i| {
             format!(

@@ -5,7 +5,7 @@ took, as JSON, once every one is delivered.
 Usage: python3 kafka_produce.py BROKERS TOPIC COUNT [START] [SECONDS]
 
 Events are numbered START.. (field "n"); every 97th is poison and every 101st is padded to
-4 KiB. They are spread over SECONDS (default 0: as fast as they go).
+4 KiB. They are spread over SECONDS (default 0: as fast as they go), in lz4 batches.
 """
 import json
 import sys
@@ -18,7 +18,8 @@ def main():
     brokers, topic, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
     start = int(sys.argv[4]) if len(sys.argv) > 4 else 0
     seconds = float(sys.argv[5]) if len(sys.argv) > 5 else 0.0
-    p = Producer({"bootstrap.servers": brokers, "linger.ms": 5, "message.timeout.ms": 120000})
+    p = Producer({"bootstrap.servers": brokers, "linger.ms": 5, "message.timeout.ms": 120000,
+                  "compression.type": "lz4"})
     took, failed = {}, []
 
     def delivered(err, msg):

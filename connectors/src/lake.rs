@@ -68,6 +68,7 @@ fn is_temporary(name: &str) -> bool {
 /// Writes `rows` (JSON lines, whole lines in each chunk) as the archive at `path`, with
 /// footer `metadata`: under a temporary name, synced, renamed into place, its folder (made if
 /// missing, under `root`) synced. Durable when this returns.
+#[cfg(feature = "kafka")]
 pub(crate) fn write_archive(
     root: &Path,
     path: &Path,

@@ -112,5 +112,11 @@ field() { sed "s/.*$2=\([0-9.]*\).*/\1/" "$W/$1.result"; }
   echo "The lake holds $ROWS rows (every event sent); every archive passes \`glyd -t\`. Its rows"
   echo "are the events as a table (\`time\` from \`@timestamp\`, then the other keys), not their"
   echo "bytes: the NDJSON files keep the spelling of each event, the lake keeps the values."
+  echo
+  echo "## Kafka"
+  echo
+  echo "The Kafka source (\`glyd sink --kafka\`) has its own run, \`bash benches/kafka_sink.sh\`:"
+  echo "[kafka.md](kafka.md) (consume-and-archive rate beside a bare consume loop; the lake beside"
+  echo "the topic's own zstd and lz4 batches)."
 } > docs/benchmarks/sink.md
 cat docs/benchmarks/sink.md

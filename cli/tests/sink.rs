@@ -11,9 +11,8 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-fn glyd() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_glyd"))
-}
+mod common;
+use common::{all_pass_test, glyd, sql_t};
 
 /// A running `glyd sink`, its HTTP port (or its first listener's), its Fluent port if it
 /// serves one, and its log so far.
@@ -164,43 +163,6 @@ fn sql(query: &str, table: &Path) -> String {
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     String::from_utf8(o.stdout).unwrap()
-}
-
-/// `glyd sql` as CSV over the lake folder `table` named `t`.
-fn sql_t(query: &str, table: &Path) -> String {
-    let o = glyd()
-        .args(["sql", "--format", "csv", query, "-t"])
-        .arg(format!("t={}", table.display()))
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    String::from_utf8(o.stdout).unwrap()
-}
-
-/// Every archive under `dir`.
-fn archives(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir(dir).unwrap().flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            out.extend(archives(&p));
-        } else if p.extension().is_some_and(|x| x == "glyd") {
-            out.push(p);
-        }
-    }
-    out
-}
-
-fn all_pass_test(lake: &Path) {
-    for a in archives(lake) {
-        let o = glyd().arg("-t").arg(&a).output().unwrap();
-        assert!(
-            o.status.success(),
-            "{}: {}",
-            a.display(),
-            String::from_utf8_lossy(&o.stderr)
-        );
-    }
 }
 
 #[test]

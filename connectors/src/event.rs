@@ -26,12 +26,9 @@ pub const MAX_STREAM_NAME: usize = 200;
 /// Whether `name` may name a stream (a folder of the lake): 1 to 200 ASCII letters, digits,
 /// `_`, `-` and `.`, not starting with `.`, `_` or `-`; else why not.
 pub fn check_stream(name: &str) -> Result<(), String> {
-    let ok = !name.is_empty()
-        && name.len() <= MAX_STREAM_NAME
+    let ok = (1..=MAX_STREAM_NAME).contains(&name.len())
         && !name.starts_with(['.', '_', '-'])
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'));
+        && folder_chars(name);
     if ok {
         Ok(())
     } else {
@@ -40,6 +37,13 @@ pub fn check_stream(name: &str) -> Result<(), String> {
              '.' (not starting with '.', '_' or '-')"
         ))
     }
+}
+
+/// Whether `name` is only ASCII letters, digits, `_`, `-` and `.` (what stream and topic names
+/// may hold: a folder name anywhere).
+pub fn folder_chars(name: &str) -> bool {
+    name.bytes()
+        .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
 }
 
 /// Keys an event's time is read from, first found that reads as a time; it is then dropped

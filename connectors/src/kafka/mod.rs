@@ -37,18 +37,30 @@ pub struct KafkaConfig {
 
 /// Whether `name` may be a Kafka topic name (and so a folder of the lake).
 pub fn check_topic(name: &str) -> Result<(), String> {
-    let ok = !name.is_empty()
-        && name.len() <= 249
+    let ok = (1..=249).contains(&name.len())
         && name != "."
         && name != ".."
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'));
+        && crate::event::folder_chars(name);
     if ok {
         Ok(())
     } else {
         Err(format!(
             "topic {name:?} is not 1 to 249 letters, digits, '_', '-' or '.'"
         ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn topic_names_are_kafkas() {
+        for ok in ["app", "__consumer_offsets", "a.b-c_d", &"x".repeat(249)] {
+            assert!(check_topic(ok).is_ok(), "{ok}");
+        }
+        for bad in ["", ".", "..", "a/b", "a b", "ü", &"x".repeat(250)] {
+            assert!(check_topic(bad).is_err(), "{bad}");
+        }
     }
 }

@@ -281,8 +281,21 @@ fn write_archives(jobs: Receiver<Job>, done: Sender<Done>, out: PathBuf, opts: W
             ("glyd.kafka.records", &texts[3]),
             ("glyd.kafka.cut", cut.reason),
         ];
-        let result = write_archive(&out, &path, &cut.rows, &meta, &opts)
-            .map_err(|e| (format!("{}: {e}", path.display()), cut));
+        // A panic in the record writer fails this archive (kept, tried again), not the member.
+        let written = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            write_archive(&out, &path, &cut.rows, &meta, &opts)
+        }))
+        .unwrap_or_else(|panic| {
+            let why = panic
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_default();
+            Err(std::io::Error::other(format!(
+                "the record writer panicked ({why}); please report it"
+            )))
+        });
+        let result = written.map_err(|e| (format!("{}: {e}", path.display()), cut));
         let sent = done.send(Done {
             topic,
             partition,

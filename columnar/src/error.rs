@@ -39,6 +39,11 @@ pub enum Error {
     #[error("Parquet: {0}")]
     Parquet(String),
 
+    /// Bytes a ranged reader ([`crate::Fetched`]) does not hold yet: fetch these archive
+    /// ranges and try again.
+    #[error("archive bytes {ranges:?} are not fetched yet")]
+    Missing { ranges: Vec<std::ops::Range<u64>> },
+
     /// A request the archive cannot answer (unknown column, row group out of range).
     #[error("{0}")]
     Request(String),

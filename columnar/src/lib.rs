@@ -31,6 +31,7 @@ mod column;
 mod detect;
 mod error;
 mod escapes;
+mod fetched;
 #[cfg(feature = "fuzzing")]
 pub mod fuzzing;
 pub mod logtime;
@@ -47,13 +48,14 @@ pub mod timepattern;
 mod wire;
 
 pub use archive::{
-    is_archive, with_string_views, ArchiveReader, BatchWriter, GroupBatches, RecordWriter,
-    WriteOptions, DEFAULT_ROW_GROUP, RAW, RECORDS,
+    is_archive, with_string_views, ArchiveReader, BatchWriter, GroupBatches, OpenStep, RangedOpen,
+    RecordWriter, WriteOptions, DEFAULT_ROW_GROUP, RAW, RECORDS,
 };
 pub use codec::template::readable as template_of;
 pub use column::{put_csv_quoted, typed_array, Cells, Coding, Follow, Link};
 pub use detect::{choose_log_layout, detect, sniff, sniff_json_lines, sniff_with};
 pub use error::{Error, Result};
+pub use fetched::Fetched;
 pub use model::{Dialect, Format};
 pub use restore::{rebuild, rebuild_with_limit};
 pub use rowgroup::{ColumnMeta, RowGroupMeta, RowRole, StreamMeta};

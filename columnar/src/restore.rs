@@ -9,7 +9,7 @@ use crate::archive::{
 };
 use crate::error::{Error, Result};
 use crate::model::{Format, Table};
-use crate::rowgroup::{TAG_END, TAG_ROW_GROUP, TAG_TABLE};
+use crate::rowgroup::{GroupBytes, TAG_END, TAG_ROW_GROUP, TAG_TABLE};
 
 impl ArchiveReader {
     /// Writes the original input to `out` (for an Arrow table, a Parquet file of its data);
@@ -163,11 +163,15 @@ pub fn rebuild_with_limit(mut src: impl Read, mut out: impl Write, memory: u64) 
             }
         }
         part.clear();
-        crate::rowgroup::check_need(&buf[..len], &meta, memory)?;
+        let group = GroupBytes::Slice {
+            base: meta.offset,
+            bytes: &buf[..len],
+        };
+        crate::rowgroup::check_need(group, &meta, memory)?;
         let dialect = tables[meta.table]
             .dialect()
             .ok_or_else(|| Error::Request("an Arrow table has no text to rebuild".into()))?;
-        crate::rowgroup::rebuild(&buf[..len], &meta, dialect, &mut part)?;
+        crate::rowgroup::rebuild(group, &meta, dialect, &mut part)?;
         out.write_all(&part)?;
         total += part.len() as u64;
         entries.push(Entry {

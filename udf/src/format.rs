@@ -11,10 +11,10 @@
 //! store DataFusion has registered, one file per partition.
 
 use std::collections::HashMap;
-use std::fmt;
 use std::sync::Arc;
 
 use async_trait::async_trait;
+use datafusion::arrow::array::RecordBatch;
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::catalog::Session;
 use datafusion::common::config::ConfigOptions;
@@ -32,16 +32,17 @@ use datafusion::datasource::projection::{ProjectionOpener, SplitProjection};
 use datafusion::datasource::source::DataSourceExec;
 use datafusion::datasource::table_schema::TableSchema;
 use datafusion::error::{DataFusionError, Result};
-use datafusion::object_store::{ObjectMeta, ObjectStore, ObjectStoreExt};
+use datafusion::object_store::{ObjectMeta, ObjectStore};
 use datafusion::physical_expr::conjunction;
 use datafusion::physical_optimizer::pruning::{PruningPredicate, PruningPredicateBuilder};
 use datafusion::physical_plan::filter_pushdown::{FilterPushdownPropagation, PushedDown};
 use datafusion::physical_plan::metrics::{Count, ExecutionPlanMetricsSet, MetricBuilder};
 use datafusion::physical_plan::projection::ProjectionExprs;
 use datafusion::physical_plan::{apply_expression_roots, ExecutionPlan, PhysicalExpr};
-use futures::StreamExt;
+use futures::{StreamExt, TryStreamExt};
 use glyd_columnar::ArchiveReader;
 
+use crate::fetch::{self, object_error, FetchCounts};
 use crate::merge::{column_map, merge_by_name, widen};
 use crate::statistics::{self, GroupStatistics};
 
@@ -97,17 +98,6 @@ pub async fn listing_table(state: &dyn Session, locations: &[String]) -> Result<
     ListingTable::try_new(config)
 }
 
-/// An archive error as a DataFusion error that names the object.
-fn object_error(location: &impl fmt::Display, e: impl fmt::Display) -> DataFusionError {
-    DataFusionError::External(format!("{location}: {e}").into())
-}
-
-/// Reads and opens the archive at `meta`.
-async fn open(store: &Arc<dyn ObjectStore>, meta: &ObjectMeta) -> Result<ArchiveReader> {
-    let bytes = store.get(&meta.location).await?.bytes().await?;
-    ArchiveReader::from_bytes(bytes.to_vec()).map_err(|e| object_error(&meta.location, e))
-}
-
 /// The one table's schema of an archive; archives of SQL dumps hold many.
 fn table_schema_of(archive: &ArchiveReader, meta: &ObjectMeta) -> Result<SchemaRef> {
     match archive.tables().len() {
@@ -148,7 +138,7 @@ impl FileFormat for GlydFormat {
     ) -> Result<SchemaRef> {
         let mut schemas = Vec::with_capacity(objects.len());
         for meta in objects {
-            let archive = open(store, meta).await?;
+            let archive = fetch::open(store, meta, &FetchCounts::default()).await?;
             schemas.push(table_schema_of(&archive, meta)?);
         }
         Ok(Arc::new(merge_by_name(schemas.iter().map(|s| s.as_ref()))))
@@ -161,7 +151,7 @@ impl FileFormat for GlydFormat {
         table_schema: SchemaRef,
         object: &ObjectMeta,
     ) -> Result<Statistics> {
-        let archive = open(store, object).await?;
+        let archive = fetch::open(store, object, &FetchCounts::default()).await?;
         let own = table_schema_of(&archive, object)?;
         Ok(statistics::file_statistics(&archive, &table_schema, &own))
     }
@@ -216,6 +206,11 @@ impl FileSource for GlydSource {
             pruning,
             row_groups: metric("row_groups"),
             row_groups_pruned: metric("row_groups_pruned_statistics"),
+            counts: FetchCounts {
+                requests: metric("fetch_requests"),
+                bytes: metric("bytes_fetched"),
+            },
+            object_bytes: metric("object_bytes"),
         });
         ProjectionOpener::try_new(self.projection.clone(), opener, file_schema)
     }
@@ -298,6 +293,9 @@ struct GlydOpener {
     pruning: Option<Arc<PruningPredicate>>,
     row_groups: Count,
     row_groups_pruned: Count,
+    /// Requests and bytes fetched from the store, beside the sizes of the objects opened.
+    counts: FetchCounts,
+    object_bytes: Count,
 }
 
 impl FileOpener for GlydOpener {
@@ -307,9 +305,11 @@ impl FileOpener for GlydOpener {
         let table_schema = Arc::clone(&self.table_schema);
         let pruning = self.pruning.clone();
         let (counted, pruned) = (self.row_groups.clone(), self.row_groups_pruned.clone());
+        let (counts, object_bytes) = (self.counts.clone(), self.object_bytes.clone());
         Ok(Box::pin(async move {
             let meta = file.object_meta;
-            let archive = open(&store, &meta).await?;
+            object_bytes.add(meta.size as usize);
+            let archive = fetch::open(&store, &meta, &counts).await?;
             let own = table_schema_of(&archive, &meta)?;
             // For each wanted column, its index in this archive, if it has it.
             let found = column_map(&schema, &own);
@@ -328,16 +328,24 @@ impl FileOpener for GlydOpener {
                 .collect();
             counted.add(groups);
             pruned.add(groups - kept.len());
-            let archive = Arc::new(archive);
-            let batches = futures::stream::iter(kept).map(move |g| {
-                let mut got = archive
-                    .read(Some(&read), g..g + 1)
-                    .map_err(|e| object_error(&meta.location, e))?;
-                let batch = got
-                    .pop()
-                    .ok_or_else(|| object_error(&meta.location, "row group read no batch"))?;
-                widen(&batch, &found, &schema)
-            });
+            // Row groups are fetched as the query pulls them (a LIMIT stops fetching), the
+            // next one's chunks in flight while this one's decode.
+            let batches = futures::stream::iter(kept)
+                .map(move |g| {
+                    let (store, meta, archive) = (store.clone(), meta.clone(), archive.clone());
+                    let (read, counts) = (read.clone(), counts.clone());
+                    async move {
+                        let batches = fetch::read_group(&store, &meta, &archive, &read, g, &counts)
+                            .await?
+                            .collect::<glyd_columnar::Result<Vec<_>>>()
+                            .map_err(|e| object_error(&meta.location, e))?;
+                        let batches = batches.into_iter().map(Ok::<RecordBatch, DataFusionError>);
+                        Ok::<_, DataFusionError>(futures::stream::iter(batches))
+                    }
+                })
+                .buffered(2)
+                .try_flatten()
+                .map(move |batch: Result<RecordBatch>| widen(&batch?, &found, &schema));
             Ok(batches.boxed())
         }))
     }

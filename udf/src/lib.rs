@@ -18,6 +18,7 @@
 
 #![forbid(unsafe_code)]
 
+mod fetch;
 mod format;
 mod logs;
 mod merge;

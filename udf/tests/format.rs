@@ -179,17 +179,25 @@ async fn a_damaged_object_is_an_error_that_names_it() {
     assert!(e.contains("broken.glyd"), "{e}");
 }
 
-/// The value of metric `name` in an `EXPLAIN ANALYZE` text (summed over partitions).
+/// The value of metric `name` in an `EXPLAIN ANALYZE` text (summed over partitions); counts
+/// print rounded past a thousand (`732.0 K`), so those are to about three digits.
 fn metric(explain: &str, name: &str) -> usize {
     let key = format!("{name}=");
     explain
         .match_indices(&key)
         .map(|(at, _)| {
-            let digits: String = explain[at + key.len()..]
+            let rest = &explain[at + key.len()..];
+            let number: String = rest
                 .chars()
-                .take_while(char::is_ascii_digit)
+                .take_while(|c| c.is_ascii_digit() || *c == '.')
                 .collect();
-            digits.parse::<usize>().unwrap()
+            let scale = match rest[number.len()..].trim_start().chars().next() {
+                Some('K') => 1e3,
+                Some('M') => 1e6,
+                Some('B') => 1e9,
+                _ => 1.0,
+            };
+            (number.parse::<f64>().unwrap() * scale) as usize
         })
         .sum()
 }
@@ -300,4 +308,86 @@ async fn file_statistics_come_from_chunk_statistics() {
         "{plan}"
     );
     assert!(plan.contains("Null=Exact(0)"), "{plan}");
+}
+
+#[tokio::test]
+async fn a_scan_fetches_only_the_chunks_of_the_row_groups_it_keeps() {
+    // Values that do not compress away: an object of most of a megabyte, many row groups.
+    let mut csv = String::from("id,amount,note,day\n");
+    let mut seed = 0x2545_f491_4f6c_dd1du64;
+    for i in 0..60_000u64 {
+        seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1);
+        let day = 1 + i / 2000;
+        csv.push_str(&format!(
+            "{i},{}.{:02},note {:x},2024-03-{day:02}\n",
+            seed >> 44,
+            (seed >> 20) % 100,
+            seed >> 8
+        ));
+    }
+    let bytes = archive(csv.as_bytes());
+    let size = bytes.len();
+    assert!(size > 512 << 10, "{size}");
+    let ctx = with_store(&[("big/a.glyd", bytes)]).await;
+    create_table(&ctx, "t", "memory:///big/").await;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.csv");
+    std::fs::write(&path, &csv).unwrap();
+    ctx.register_csv("csv", path.to_str().unwrap(), Default::default())
+        .await
+        .unwrap();
+    // Every query answers as over the CSV; its fetched bytes are counted beside the object's.
+    let fetched = |explain: &str| {
+        let object = metric(explain, "object_bytes");
+        assert!(
+            object.abs_diff(size) < size / 500,
+            "{object} of {size}\n{explain}"
+        );
+        assert!(metric(explain, "fetch_requests") > 0, "{explain}");
+        metric(explain, "bytes_fetched")
+    };
+    for (query, most) in [
+        // Every row group, all columns: about the object.
+        (
+            "SELECT count(*) AS n, CAST(sum(amount) AS BIGINT) AS s, max(note) AS m, max(day) AS d FROM {t}",
+            size,
+        ),
+        // One column of every row group: well under half.
+        ("SELECT CAST(sum(amount) AS BIGINT) AS s FROM {t}", size / 2),
+        // Two columns of the row groups a range keeps: a small part.
+        (
+            "SELECT CAST(sum(amount) AS BIGINT) AS s FROM {t} WHERE id BETWEEN 30000 AND 31000",
+            size / 10,
+        ),
+        (
+            "SELECT count(*) AS n FROM {t} WHERE day = DATE '2024-03-29'",
+            size / 10,
+        ),
+    ] {
+        let got = table_text(&ctx, &query.replace("{t}", "t")).await;
+        assert_eq!(
+            got,
+            table_text(&ctx, &query.replace("{t}", "csv")).await,
+            "{query}"
+        );
+        let explain = table_text(
+            &ctx,
+            &format!("EXPLAIN ANALYZE {}", query.replace("{t}", "t")),
+        )
+        .await;
+        let n = fetched(&explain);
+        assert!(
+            n > 0 && n <= most,
+            "{query}: {n} bytes of {size} fetched\n{explain}"
+        );
+    }
+    // A LIMIT stops fetching: far less than a scan of the same column.
+    let explain = table_text(&ctx, "EXPLAIN ANALYZE SELECT note FROM t LIMIT 3").await;
+    let limited = fetched(&explain);
+    let explain = table_text(&ctx, "EXPLAIN ANALYZE SELECT max(note) FROM t").await;
+    let scanned = fetched(&explain);
+    assert!(
+        limited * 4 < scanned,
+        "LIMIT fetched {limited}, a scan {scanned}"
+    );
 }

@@ -5,6 +5,7 @@
 //! one for random access (tables, schemas, statistics, Arrow batches of some columns and row
 //! groups).
 mod format;
+mod ranged;
 mod reader;
 mod tables;
 mod writer;
@@ -12,6 +13,7 @@ mod writer;
 pub(crate) use format::first_table;
 pub use format::{is_archive, RECORDS};
 pub(crate) use format::{parse_footer, parse_header, parse_table, Entry, MAX_METADATA_BYTES};
+pub use ranged::{OpenStep, RangedOpen};
 pub use reader::{with_string_views, ArchiveReader, GroupBatches};
 pub use tables::RAW;
 pub use writer::{BatchWriter, RecordWriter, WriteOptions, DEFAULT_ROW_GROUP};

@@ -16,15 +16,18 @@ use super::tables::{raw_name, read_meta, read_tables, schema_of, TableMap};
 use crate::column::{Column, RowCursor};
 use crate::error::{Error, Result};
 use crate::escapes::{self, Escapes};
+use crate::fetched::Fetched;
 use crate::model::{Dialect, Format, Table};
 use crate::predicate::TextTest;
-use crate::rowgroup::{RowGroupMeta, TAG_TABLE};
+use crate::rowgroup::{GroupBytes, RowGroupMeta, RowRole, TAG_TABLE};
+use crate::wire::Cursor;
 
 /// A record archive held in memory, indexed for random access. Its tables and row groups are
 /// as it reads (see `tables.rs`): a JSON lines archive's tables of one name are one table, and
 /// verbatim records are rows of a `_raw` column.
 pub struct ArchiveReader {
-    data: Vec<u8>,
+    /// The archive's bytes: all of them, or (opened by ranges) what has been fetched.
+    data: Fetched,
     level: u8,
     /// The tables as read.
     tables: Vec<Table>,
@@ -67,43 +70,78 @@ impl ArchiveReader {
     /// Indexes the archive in `data`: checks the header, the footer, every table definition
     /// and every row group header.
     pub fn from_bytes(data: Vec<u8>) -> Result<Self> {
-        let header = parse_header(&data)?.ok_or(Error::Truncated {
-            what: "archive header",
-            offset: 0,
-        })?;
+        let data = Fetched::whole(data);
+        Ok(Self::index(&data)?.holding(data))
+    }
+
+    /// This reader, holding `data` (what it was indexed from).
+    pub(crate) fn holding(mut self, data: Fetched) -> Self {
+        self.data = data;
+        self
+    }
+
+    /// Indexes an archive from the ranges of it in `data` (see [`crate::RangedOpen`], which
+    /// says what to fetch): its header, footer, table definitions, row group headers and
+    /// exception indexes. [`Error::Missing`] names ranges it needs and does not have. The
+    /// reader holds none of `data` (see [`ArchiveReader::holding`]).
+    pub(crate) fn index(data: &Fetched) -> Result<Self> {
+        let head = data.from(0);
+        let header = match parse_header(head)? {
+            Some(h) => h,
+            None if (head.len() as u64) < data.len() => {
+                let want = (head.len() as u64 * 2).clamp(4096, data.len());
+                return Err(Error::Missing {
+                    ranges: std::iter::once(0..want).collect(),
+                });
+            }
+            None => {
+                return Err(Error::Truncated {
+                    what: "archive header",
+                    offset: 0,
+                })
+            }
+        };
         let n = data.len();
-        let trailer = n
-            .checked_sub(8)
-            .filter(|&t| t >= header.len)
-            .ok_or(Error::Truncated {
-                what: "footer",
-                offset: n as u64,
-            })?;
-        let footer_len = u32::from_le_bytes(data[trailer..trailer + 4].try_into().expect("4"));
+        let trailer =
+            n.checked_sub(8)
+                .filter(|&t| t >= header.len as u64)
+                .ok_or(Error::Truncated {
+                    what: "footer",
+                    offset: n,
+                })?;
+        let footer_len = data.need(trailer..trailer + 4, "footer")?;
+        let footer_len = u32::from_le_bytes(footer_len.try_into().expect("4"));
         let footer_at = n
-            .checked_sub(footer_len as usize)
-            .filter(|&f| f >= header.len)
-            .ok_or_else(|| {
-                Error::corrupt("footer", trailer as u64, "footer length past the start")
-            })?;
-        let (entries, metadata) = parse_footer(&data[footer_at..], footer_at as u64)?;
+            .checked_sub(u64::from(footer_len))
+            .filter(|&f| f >= header.len as u64)
+            .ok_or_else(|| Error::corrupt("footer", trailer, "footer length past the start"))?;
+        let (entries, metadata) = parse_footer(data.need(footer_at..n, "footer")?, footer_at)?;
         let mut tables = vec![crate::archive::first_table(&header.format)];
         let mut groups = Vec::with_capacity(entries.len());
         let mut at = header.len as u64;
-        let define = |at: &mut u64, tables: &mut Vec<Table>| -> Result<()> {
-            while (*at as usize) < footer_at && data[*at as usize] == TAG_TABLE {
-                let (t, len) = parse_table(&data[*at as usize..footer_at], *at)?;
-                tables.push(t);
-                *at += len as u64;
+        // Table definitions lie between row groups: from `at` up to `next`, where the next
+        // row group (or the footer) starts.
+        let define = |at: &mut u64, next: u64, tables: &mut Vec<Table>| -> Result<()> {
+            if *at >= next {
+                return Ok(());
             }
+            let gap = data.need(*at..next, "table definition")?;
+            let mut used = 0;
+            while used < gap.len() && gap[used] == TAG_TABLE {
+                let (t, len) = parse_table(&gap[used..], *at + used as u64)?;
+                tables.push(t);
+                used += len;
+            }
+            *at += used as u64;
             Ok(())
         };
         for (i, e) in entries.iter().enumerate() {
-            define(&mut at, &mut tables)?;
+            let next = e.offset.clamp(at, footer_at);
+            define(&mut at, next, &mut tables)?;
             if e.offset != at {
                 return Err(Error::corrupt(
                     "footer",
-                    footer_at as u64,
+                    footer_at,
                     format!(
                         "row group {i} listed at byte {} but found at {at}",
                         e.offset
@@ -111,11 +149,12 @@ impl ArchiveReader {
                 ));
             }
             let counts: Vec<usize> = tables.iter().map(Table::columns).collect();
-            let meta = crate::rowgroup::parse_header(&data[at as usize..footer_at], at, &counts)?;
+            let src = group_header(data, at, footer_at)?;
+            let meta = crate::rowgroup::parse_header(src, at, &counts)?;
             if meta.rows != e.rows
                 || meta.input_len != e.input_len
                 || meta.table != e.table
-                || meta.end > footer_at as u64
+                || meta.end > footer_at
             {
                 return Err(Error::corrupt(
                     "row group header",
@@ -126,8 +165,8 @@ impl ArchiveReader {
             at = meta.end;
             groups.push(meta);
         }
-        define(&mut at, &mut tables)?;
-        if at != footer_at as u64 {
+        define(&mut at, footer_at, &mut tables)?;
+        if at != footer_at {
             return Err(Error::corrupt(
                 "archive",
                 at,
@@ -142,10 +181,7 @@ impl ArchiveReader {
             ));
         }
         let (read, maps) = read_tables(&header.format, &tables);
-        let verbatim = groups
-            .iter()
-            .map(|g| crate::rowgroup::verbatim_count(&data[g.offset as usize..g.end as usize], g))
-            .collect::<Result<Vec<u64>>>()?;
+        let verbatim = verbatim_counts(data, &groups)?;
         // A table has the column when it has verbatim records: clean data reads as it was
         // written (`SELECT *` of a CSV archive is that CSV); listings merge schemas by name.
         let raw: Vec<Option<String>> = read
@@ -171,7 +207,7 @@ impl ArchiveReader {
             .map(|(g, &v)| read_meta(g, &maps[g.table], v))
             .collect();
         Ok(Self {
-            data,
+            data: Fetched::new(data.len()),
             level: header.level,
             tables: read,
             header_len: header.len,
@@ -203,8 +239,7 @@ impl ArchiveReader {
         let mut runs = Vec::new();
         let (mut start, mut held) = (0, 0u64);
         for (i, g) in groups.iter().enumerate() {
-            let src = &self.data[g.offset as usize..g.end as usize];
-            let need = crate::rowgroup::check_need(src, g, self.memory)?;
+            let need = crate::rowgroup::check_need(self.bytes(None), g, self.memory)?;
             if i > start && (i - start == max.max(1) || held + need > self.memory) {
                 runs.push(start..i);
                 (start, held) = (i, 0);
@@ -304,9 +339,21 @@ impl ArchiveReader {
             + self.groups.iter().map(|g| g.input_len).sum::<u64>()
     }
 
+    /// Whether the reader holds all of the archive's bytes (opened whole, or by ranges that
+    /// happened to be all of it): otherwise it reads row groups from chunks fetched for
+    /// them ([`ArchiveReader::read_batches_fetched`]).
+    pub fn holds_all(&self) -> bool {
+        self.data.held() == self.data.len()
+    }
+
+    /// Bytes of the archive the reader holds.
+    pub fn held(&self) -> u64 {
+        self.data.held()
+    }
+
     /// Size of the archive in bytes.
     pub fn len(&self) -> usize {
-        self.data.len()
+        self.data.len() as usize
     }
 
     pub fn is_empty(&self) -> bool {
@@ -335,16 +382,25 @@ impl ArchiveReader {
 
     /// Row group `group` as stored, and its bytes, once its decoding is known to fit the
     /// memory limit.
-    fn group(&self, group: usize) -> Result<(&RowGroupMeta, &[u8])> {
-        let g = self.stored.get(group).ok_or_else(|| {
+    fn group<'a>(
+        &'a self,
+        group: usize,
+        fetched: Option<&'a Fetched>,
+    ) -> Result<(&'a RowGroupMeta, GroupBytes<'a>)> {
+        let g = self.stored_group(group)?;
+        let src = self.bytes(fetched);
+        crate::rowgroup::check_need(src, g, self.memory)?;
+        Ok((g, src))
+    }
+
+    /// Row group `group` as stored.
+    fn stored_group(&self, group: usize) -> Result<&RowGroupMeta> {
+        self.stored.get(group).ok_or_else(|| {
             Error::Request(format!(
                 "row group {group} out of range (the archive has {})",
                 self.stored.len()
             ))
-        })?;
-        let src = &self.data[g.offset as usize..g.end as usize];
-        crate::rowgroup::check_need(src, g, self.memory)?;
-        Ok((g, src))
+        })
     }
 
     /// The stored column of row group `g` (stored) that column `column` of its table reads
@@ -364,7 +420,7 @@ impl ArchiveReader {
 
     /// How column `column` of row group `group` is coded (decodes at most two small streams).
     pub fn coding(&self, group: usize, column: usize) -> Result<crate::column::Coding> {
-        let (g, src) = self.group(group)?;
+        let (g, src) = self.group(group, None)?;
         match self.stored_column(g, column)? {
             Some(c) => crate::rowgroup::column_coding(src, g, c),
             None => Ok(crate::column::Coding::Plain),
@@ -375,7 +431,7 @@ impl ArchiveReader {
     /// dictionary-coded text, sorted, as a read presents them (escapes undone); `None` when
     /// it is coded another way.
     pub fn dictionary(&self, group: usize, column: usize) -> Result<Option<Vec<Vec<u8>>>> {
-        let (g, src) = self.group(group)?;
+        let (g, src) = self.group(group, None)?;
         let Some(c) = self.stored_column(g, column)? else {
             return Ok(None);
         };
@@ -399,10 +455,14 @@ impl ArchiveReader {
     /// exactly), each its text without its line end; they read as rows of the table's `_raw`
     /// column.
     pub fn verbatim(&self, group: usize) -> Result<Vec<Vec<u8>>> {
+        self.verbatim_in(group, None)
+    }
+
+    fn verbatim_in(&self, group: usize, fetched: Option<&Fetched>) -> Result<Vec<Vec<u8>>> {
         if self.verbatim.get(group).copied().unwrap_or(0) == 0 {
             return Ok(Vec::new());
         }
-        let (g, src) = self.group(group)?;
+        let (g, src) = self.group(group, fetched)?;
         let ex = crate::rowgroup::verbatim(src, g)?;
         Ok((0..ex.len())
             .map(|i| {
@@ -457,7 +517,7 @@ impl ArchiveReader {
                 .par_iter()
                 .map(|&g| {
                     let parts: Vec<RecordBatch> = self
-                        .group_batches(Some(&cols), g, usize::MAX, false, false)?
+                        .group_batches(Some(&cols), g, usize::MAX, false, false, None)?
                         .collect::<Result<_>>()?;
                     arrow_select::concat::concat_batches(&schema, &parts).map_err(|e| {
                         Error::corrupt("row group", self.stored[g].offset, e.to_string())
@@ -477,7 +537,7 @@ impl ArchiveReader {
     /// disagree on the column's kind), when it is spelled from its values.
     fn decode_for_arrow(
         &self,
-        src: &[u8],
+        src: GroupBytes,
         g: &RowGroupMeta,
         cols: &[usize],
         targets: &[&DataType],
@@ -509,7 +569,7 @@ impl ArchiveReader {
         batch_rows: usize,
         string_views: bool,
     ) -> Result<GroupBatches> {
-        self.group_batches(projection, group, batch_rows, string_views, true)
+        self.group_batches(projection, group, batch_rows, string_views, true, None)
     }
 
     /// [`ArchiveReader::read_batches`] with the chunks decoded one after another on the
@@ -522,7 +582,62 @@ impl ArchiveReader {
         batch_rows: usize,
         string_views: bool,
     ) -> Result<GroupBatches> {
-        self.group_batches(projection, group, batch_rows, string_views, false)
+        self.group_batches(projection, group, batch_rows, string_views, false, None)
+    }
+
+    /// The ranges of the archive that reading columns `projection` (all when `None`) of row
+    /// group `group` decodes: their chunks, and the verbatim records' where the row group has
+    /// any. A column linked to another needs that one's too, which a read from these alone
+    /// finds out and names ([`Error::Missing`]).
+    pub fn chunk_ranges(
+        &self,
+        projection: Option<&[usize]>,
+        group: usize,
+    ) -> Result<Vec<Range<u64>>> {
+        let g = self.stored_group(group)?;
+        let table = self.maps[g.table].table;
+        let all: Vec<usize> = (0..self.schemas[table].fields().len()).collect();
+        let mut ranges = Vec::new();
+        for &c in projection.unwrap_or(&all) {
+            if let Some(s) = self.stored_column(g, c)? {
+                let streams = &g.columns[s].streams;
+                ranges.extend(streams.iter().map(|s| s.offset..s.offset + s.stored));
+            }
+        }
+        if self.raw[table].is_some() && self.verbatim.get(group).copied().unwrap_or(0) > 0 {
+            ranges.extend(
+                g.row_streams
+                    .iter()
+                    .filter(|s| {
+                        s.role == RowRole::ExceptionIndex as u8
+                            || s.role == RowRole::ExceptionBytes as u8
+                    })
+                    .map(|s| s.offset..s.offset + s.stored),
+            );
+        }
+        ranges.sort_by_key(|r| r.start);
+        ranges.dedup();
+        Ok(ranges)
+    }
+
+    /// [`ArchiveReader::read_batches_here`] of an archive opened by ranges, decoding the
+    /// chunks in `fetched` (see [`ArchiveReader::chunk_ranges`]).
+    pub fn read_batches_fetched(
+        &self,
+        fetched: &Fetched,
+        projection: Option<&[usize]>,
+        group: usize,
+        batch_rows: usize,
+        string_views: bool,
+    ) -> Result<GroupBatches> {
+        self.group_batches(
+            projection,
+            group,
+            batch_rows,
+            string_views,
+            false,
+            Some(fetched),
+        )
     }
 
     fn group_batches(
@@ -532,8 +647,9 @@ impl ArchiveReader {
         batch_rows: usize,
         string_views: bool,
         parallel: bool,
+        fetched: Option<&Fetched>,
     ) -> Result<GroupBatches> {
-        let (g, src) = self.group(group)?;
+        let (g, src) = self.group(group, fetched)?;
         let table = self.maps[g.table].table;
         let cols: Vec<usize> = match projection {
             Some(p) => p.to_vec(),
@@ -591,7 +707,7 @@ impl ArchiveReader {
         };
         let escapes = self.stored_tables[g.table].escapes();
         let verbatim = match self.raw[table].is_some() {
-            true => self.verbatim(group)?,
+            true => self.verbatim_in(group, fetched)?,
             false => Vec::new(),
         };
         Ok(GroupBatches {
@@ -625,7 +741,7 @@ impl ArchiveReader {
             let mut buf = Vec::new();
             let mut write = |piece: &[u8]| out.write_all(piece).map_err(Error::from);
             for g in &self.stored {
-                let src = &self.data[g.offset as usize..g.end as usize];
+                let src = self.bytes(None);
                 crate::rowgroup::check_need(src, g, self.memory)?;
                 let d = self.text_dialect(g.table)?;
                 crate::rowgroup::rebuild_passing(src, g, d, &mut buf, &mut write)?;
@@ -642,8 +758,7 @@ impl ArchiveReader {
                 .zip(bufs.par_iter_mut())
                 .map(|(g, buf)| {
                     buf.clear();
-                    let src = &self.data[g.offset as usize..g.end as usize];
-                    crate::rowgroup::rebuild(src, g, self.text_dialect(g.table)?, buf)
+                    crate::rowgroup::rebuild(self.bytes(None), g, self.text_dialect(g.table)?, buf)
                 })
                 .collect::<Result<()>>()?;
             for p in &bufs[..batch.len()] {
@@ -654,9 +769,68 @@ impl ArchiveReader {
         Ok(total)
     }
 
+    /// Where row groups' chunks are read from: `fetched`, else the archive's own bytes.
+    fn bytes<'a>(&'a self, fetched: Option<&'a Fetched>) -> GroupBytes<'a> {
+        if let Some(f) = fetched {
+            return GroupBytes::Fetched(f);
+        }
+        match self.data.get(0..self.data.len()) {
+            Some(bytes) => GroupBytes::Slice { base: 0, bytes },
+            None => GroupBytes::Fetched(&self.data),
+        }
+    }
+
     /// Length of the archive header.
     pub fn header_len(&self) -> usize {
         self.header_len
+    }
+}
+
+/// The bytes of the row group header at `at` (up to `end`, the footer), or the range that
+/// holds them when `data` does not: a header's length follows its tag byte.
+fn group_header(data: &Fetched, at: u64, end: u64) -> Result<&[u8]> {
+    let held = data.from(at);
+    let held = &held[..held.len().min((end - at) as usize)];
+    let mut c = Cursor::new(held, at, "row group header");
+    let need = match (c.u8(), c.varint()) {
+        (Ok(_), Ok(len)) => c.offset().saturating_add(len).saturating_add(4),
+        // Not even the length: a guess that holds most headers.
+        _ if (held.len() as u64) < end - at => at + 4096,
+        _ => {
+            return Err(Error::Truncated {
+                what: "row group header",
+                offset: at,
+            })
+        }
+    };
+    if need <= at + held.len() as u64 || need > end {
+        // Held whole, or claims to run past the footer (which parsing reports).
+        return Ok(held);
+    }
+    Err(Error::Missing {
+        ranges: std::iter::once(at..need.min(end)).collect(),
+    })
+}
+
+/// Verbatim records per row group (from their exception indexes); where `data` lacks some
+/// of those, the error names them all.
+fn verbatim_counts(data: &Fetched, groups: &[RowGroupMeta]) -> Result<Vec<u64>> {
+    let src = match data.get(0..data.len()) {
+        Some(bytes) => GroupBytes::Slice { base: 0, bytes },
+        None => GroupBytes::Fetched(data),
+    };
+    let mut counts = Vec::with_capacity(groups.len());
+    let mut missing = Vec::new();
+    for g in groups {
+        match crate::rowgroup::verbatim_count(src, g) {
+            Ok(n) => counts.push(n),
+            Err(Error::Missing { ranges }) => missing.extend(ranges),
+            Err(e) => return Err(e),
+        }
+    }
+    match missing.is_empty() {
+        true => Ok(counts),
+        false => Err(Error::Missing { ranges: missing }),
     }
 }
 

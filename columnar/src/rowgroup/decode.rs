@@ -8,27 +8,66 @@ use rayon::prelude::*;
 use super::meta::{ColumnMeta, RowGroupMeta, RowRole, StreamMeta};
 use crate::column::{Coding, Column};
 use crate::error::{Error, Result};
+use crate::fetched::Fetched;
 use crate::model::{Dialect, Exceptions, Kind, Role, Shapes, LF};
 use crate::rebuilt::Rebuilt;
 use crate::wire::Cursor;
 
-/// Decodes the chunks of `streams` (from `src`, which starts at archive offset `base`).
+/// Where a row group's chunks are read from.
+#[derive(Clone, Copy)]
+pub enum GroupBytes<'a> {
+    /// Bytes of the archive from archive offset `base` on (a whole archive, or one row group
+    /// read into a buffer): a chunk outside them is truncated.
+    Slice { base: u64, bytes: &'a [u8] },
+    /// The ranges a ranged reader holds: a chunk outside them is missing (to be fetched).
+    Fetched(&'a Fetched),
+}
+
+impl<'a> GroupBytes<'a> {
+    /// The chunk of stream `s`, or `None` where these bytes do not hold it.
+    fn chunk(&self, s: &StreamMeta) -> Option<&'a [u8]> {
+        let end = s.offset.checked_add(s.stored)?;
+        match *self {
+            GroupBytes::Slice { base, bytes } => {
+                let start = usize::try_from(s.offset.checked_sub(base)?).ok()?;
+                bytes.get(start..start.checked_add(s.stored as usize)?)
+            }
+            GroupBytes::Fetched(f) => f.get(s.offset..end),
+        }
+    }
+
+    /// An error for the chunks of `streams` these bytes lack: truncated for a slice, missing
+    /// (naming every range) for fetched bytes.
+    fn lacking(&self, streams: &[&StreamMeta]) -> Error {
+        match self {
+            GroupBytes::Fetched(_) => Error::Missing {
+                ranges: streams
+                    .iter()
+                    .map(|s| s.offset..s.offset + s.stored)
+                    .collect(),
+            },
+            GroupBytes::Slice { .. } => Error::Truncated {
+                what: "column chunk",
+                offset: streams.first().map_or(0, |s| s.offset),
+            },
+        }
+    }
+}
+
+/// Decodes the chunks of `streams` from `src`.
 fn decode_streams(
-    src: &[u8],
-    base: u64,
+    src: GroupBytes,
     streams: &[StreamMeta],
     limit: usize,
 ) -> Result<Vec<(u8, Vec<u8>)>> {
+    let lacking: Vec<&StreamMeta> = streams.iter().filter(|s| src.chunk(s).is_none()).collect();
+    if !lacking.is_empty() {
+        return Err(src.lacking(&lacking));
+    }
     streams
         .par_iter()
         .map(|s| {
-            let start = (s.offset - base) as usize;
-            let chunk = src
-                .get(start..start + s.stored as usize)
-                .ok_or(Error::Truncated {
-                    what: "column chunk",
-                    offset: s.offset,
-                })?;
+            let chunk = src.chunk(s).expect("checked above");
             Ok((s.role, decode_chunk(chunk, limit, s.offset)?))
         })
         .collect()
@@ -46,7 +85,7 @@ fn column_meta(meta: &RowGroupMeta, i: usize) -> Result<&ColumnMeta> {
 
 /// Decodes only the streams of chunk `cm` that have one of `roles`, each with its role.
 fn chunk_streams(
-    src: &[u8],
+    src: GroupBytes,
     meta: &RowGroupMeta,
     cm: &ColumnMeta,
     roles: &[Role],
@@ -57,7 +96,7 @@ fn chunk_streams(
         .filter(|s| roles.iter().any(|&r| s.role == r as u8))
         .cloned()
         .collect();
-    decode_streams(src, meta.offset, &wanted, chunk_limit(meta))
+    decode_streams(src, &wanted, chunk_limit(meta))
 }
 
 /// The stream of `role` among `decoded`, if it is there.
@@ -70,7 +109,7 @@ fn stream_of(decoded: &[(u8, Vec<u8>)], role: Role) -> Option<&[u8]> {
 
 /// How column `i` of the row group `meta` (bytes from `src[0]`) is coded: decodes at most its
 /// integers and follows streams, not the column.
-pub fn column_coding(src: &[u8], meta: &RowGroupMeta, i: usize) -> Result<Coding> {
+pub fn column_coding(src: GroupBytes, meta: &RowGroupMeta, i: usize) -> Result<Coding> {
     let cm = column_meta(meta, i)?;
     let decoded = chunk_streams(src, meta, cm, &[Role::Ints, Role::Follows])?;
     let roles: Vec<Role> = cm
@@ -89,7 +128,11 @@ pub fn column_coding(src: &[u8], meta: &RowGroupMeta, i: usize) -> Result<Coding
 /// The sorted distinct values of column `i` when it is dictionary-coded text (`None` for a
 /// chunk coded any other way), decoding only the dictionary's lengths and bytes: enough to
 /// tell whether a value occurs in the chunk without decoding a row.
-pub fn chunk_dictionary(src: &[u8], meta: &RowGroupMeta, i: usize) -> Result<Option<Vec<Vec<u8>>>> {
+pub fn chunk_dictionary(
+    src: GroupBytes,
+    meta: &RowGroupMeta,
+    i: usize,
+) -> Result<Option<Vec<Vec<u8>>>> {
     let cm = column_meta(meta, i)?;
     let has = |r: Role| cm.streams.iter().any(|s| s.role == r as u8);
     if cm.kind != Kind::Text || !has(Role::Ids) || has(Role::Vars) || has(Role::Follows) {
@@ -121,7 +164,7 @@ pub fn chunk_dictionary(src: &[u8], meta: &RowGroupMeta, i: usize) -> Result<Opt
 /// as Arrow arrays of each column's own type, integer and decimal chunks may keep their
 /// values as planes (see [`crate::codec::ints::Planes`]).
 pub fn decode_columns(
-    src: &[u8],
+    src: GroupBytes,
     meta: &RowGroupMeta,
     which: Option<&[usize]>,
     parallel: bool,
@@ -132,7 +175,7 @@ pub fn decode_columns(
     let which = which.unwrap_or(&all);
     let decode_one = |i: usize| -> Result<Column> {
         let cm = column_meta(meta, i)?;
-        let streams = decode_streams(src, meta.offset, &cm.streams, limit)?;
+        let streams = decode_streams(src, &cm.streams, limit)?;
         let streams = streams
             .into_iter()
             .map(|(r, b)| (Role::from_u8(r).expect("roles checked at parse"), b))
@@ -226,7 +269,7 @@ const ROW_BYTES: u64 = 24;
 /// its rebuilt input, every chunk decoded (sizes from the chunk headers, nothing decoded), and
 /// the per-row entries of each column. A reader compares it with its memory limit before it
 /// decodes anything, so a small archive that declares huge row groups is refused up front.
-pub fn decode_need(src: &[u8], meta: &RowGroupMeta) -> Result<u64> {
+pub fn decode_need(src: GroupBytes, meta: &RowGroupMeta) -> Result<u64> {
     let mut need = meta.input_len;
     let streams = meta
         .columns
@@ -234,11 +277,12 @@ pub fn decode_need(src: &[u8], meta: &RowGroupMeta) -> Result<u64> {
         .flat_map(|c| &c.streams)
         .chain(&meta.row_streams);
     for s in streams {
-        let at = (s.offset - meta.offset) as usize;
-        let head = src.get(at..).ok_or(Error::Truncated {
-            what: "column chunk",
-            offset: s.offset,
-        })?;
+        let head = match src.chunk(s) {
+            Some(head) => head,
+            // A ranged reader decodes only the chunks it fetched.
+            None if matches!(src, GroupBytes::Fetched(_)) => continue,
+            None => return Err(src.lacking(&[s])),
+        };
         need = need.saturating_add(glyd_core::chunk::declared_size(head, s.offset)?);
     }
     let cells = meta.rows.saturating_mul(meta.columns.len() as u64 + 1);
@@ -246,7 +290,7 @@ pub fn decode_need(src: &[u8], meta: &RowGroupMeta) -> Result<u64> {
 }
 
 /// [`decode_need`] checked against `limit`: the need, or an error naming the row group.
-pub fn check_need(src: &[u8], meta: &RowGroupMeta, limit: u64) -> Result<u64> {
+pub fn check_need(src: GroupBytes, meta: &RowGroupMeta, limit: u64) -> Result<u64> {
     let need = decode_need(src, meta)?;
     if need > limit {
         return Err(glyd_core::Error::MemoryLimit {
@@ -268,7 +312,7 @@ fn chunk_limit(meta: &RowGroupMeta) -> usize {
 
 /// Rebuilds the row group's input and appends it to `out`, checking it against the stored
 /// size and checksum.
-pub fn rebuild(src: &[u8], meta: &RowGroupMeta, d: &Dialect, out: &mut Vec<u8>) -> Result<()> {
+pub fn rebuild(src: GroupBytes, meta: &RowGroupMeta, d: &Dialect, out: &mut Vec<u8>) -> Result<()> {
     let start = out.len();
     out.reserve(meta.input_len as usize);
     rebuild_into(src, meta, d, &mut Rebuilt::kept(out))?;
@@ -280,7 +324,7 @@ pub fn rebuild(src: &[u8], meta: &RowGroupMeta, d: &Dialect, out: &mut Vec<u8>) 
 /// is still in cache (`buf` is scratch space, reused). Checks the stored size and checksum at
 /// the end: an error then means `take` has had bytes that are not the input.
 pub fn rebuild_passing(
-    src: &[u8],
+    src: GroupBytes,
     meta: &RowGroupMeta,
     d: &Dialect,
     buf: &mut Vec<u8>,
@@ -317,7 +361,7 @@ fn check_rebuilt(meta: &RowGroupMeta, len: usize, sum: u32) -> Result<()> {
 
 /// How many verbatim records (exceptions) row group `meta` holds: the entries of its exception
 /// index, which alone is decoded.
-pub fn verbatim_count(src: &[u8], meta: &RowGroupMeta) -> Result<u64> {
+pub fn verbatim_count(src: GroupBytes, meta: &RowGroupMeta) -> Result<u64> {
     let index: Vec<StreamMeta> = meta
         .row_streams
         .iter()
@@ -327,8 +371,8 @@ pub fn verbatim_count(src: &[u8], meta: &RowGroupMeta) -> Result<u64> {
     if let Some(s) = index.first() {
         // Counted when an archive is opened, before any memory limit is set: an index that
         // declares more than a quarter of the default limit is refused.
-        let at = (s.offset - meta.offset) as usize;
-        let declared = glyd_core::chunk::declared_size(&src[at.min(src.len())..], s.offset)?;
+        let head = src.chunk(s).ok_or_else(|| src.lacking(&[s]))?;
+        let declared = glyd_core::chunk::declared_size(head, s.offset)?;
         let bound = glyd_core::DEFAULT_MEMORY_LIMIT / 4;
         if declared > bound {
             return Err(glyd_core::Error::MemoryLimit {
@@ -340,7 +384,7 @@ pub fn verbatim_count(src: &[u8], meta: &RowGroupMeta) -> Result<u64> {
             .into());
         }
     }
-    let Some((_, head)) = decode_streams(src, meta.offset, &index, chunk_limit(meta))?.pop() else {
+    let Some((_, head)) = decode_streams(src, &index, chunk_limit(meta))?.pop() else {
         return Ok(0);
     };
     let mut c = Cursor::new(&head, meta.offset, "exception index");
@@ -354,7 +398,7 @@ pub fn verbatim_count(src: &[u8], meta: &RowGroupMeta) -> Result<u64> {
 }
 
 /// The verbatim records (exceptions) of row group `meta`, in order.
-pub fn verbatim(src: &[u8], meta: &RowGroupMeta) -> Result<Exceptions> {
+pub fn verbatim(src: GroupBytes, meta: &RowGroupMeta) -> Result<Exceptions> {
     let wanted: Vec<StreamMeta> = meta
         .row_streams
         .iter()
@@ -363,7 +407,7 @@ pub fn verbatim(src: &[u8], meta: &RowGroupMeta) -> Result<Exceptions> {
         })
         .cloned()
         .collect();
-    let mut streams = decode_streams(src, meta.offset, &wanted, chunk_limit(meta))?;
+    let mut streams = decode_streams(src, &wanted, chunk_limit(meta))?;
     let mut take = |role: RowRole| {
         streams
             .iter_mut()
@@ -382,9 +426,14 @@ pub fn verbatim(src: &[u8], meta: &RowGroupMeta) -> Result<Exceptions> {
 }
 
 /// Rebuilds the row group's input into `out` (see [`Rebuilt`]).
-fn rebuild_into(src: &[u8], meta: &RowGroupMeta, d: &Dialect, out: &mut Rebuilt) -> Result<()> {
+fn rebuild_into(
+    src: GroupBytes,
+    meta: &RowGroupMeta,
+    d: &Dialect,
+    out: &mut Rebuilt,
+) -> Result<()> {
     let columns = decode_columns(src, meta, None, true, false)?;
-    let mut rows = decode_streams(src, meta.offset, &meta.row_streams, chunk_limit(meta))?;
+    let mut rows = decode_streams(src, &meta.row_streams, chunk_limit(meta))?;
     let mut take = |role: RowRole| {
         rows.iter_mut()
             .find(|(r, _)| *r == role as u8)

@@ -8,7 +8,7 @@ use glyd_core::chunk::encode_chunk;
 use glyd_core::Level;
 use rayon::prelude::*;
 
-use super::decode::{decode_columns, rebuild_passing};
+use super::decode::{decode_columns, rebuild_passing, GroupBytes};
 use super::meta::{parse_header, put_kind, put_stats, put_streams, RowRole, TAG_ROW_GROUP};
 use crate::codec::ints::local_estimate;
 use crate::codec::template::template_keys;
@@ -140,7 +140,11 @@ fn verify_batch(encoded: &[u8], batch: &RecordBatch, table: usize) -> Result<()>
     let mut columns = vec![0; table + 1];
     columns[table] = batch.num_columns();
     let meta = parse_header(encoded, 0, &columns)?;
-    let decoded = decode_columns(encoded, &meta, None, true, false)?;
+    let bytes = GroupBytes::Slice {
+        base: 0,
+        bytes: encoded,
+    };
+    let decoded = decode_columns(bytes, &meta, None, true, false)?;
     for ((c, a), f) in decoded
         .iter()
         .zip(batch.columns())
@@ -162,6 +166,10 @@ fn verify(encoded: &[u8], src: &[u8], table: usize, d: &Dialect) -> Result<()> {
     let mut columns = vec![0; table + 1];
     columns[table] = d.columns;
     let meta = parse_header(encoded, 0, &columns)?;
+    let bytes = GroupBytes::Slice {
+        base: 0,
+        bytes: encoded,
+    };
     // Compared with the input a piece at a time, as the pieces come (and their size and
     // checksum at the end).
     let mut at = 0;
@@ -176,7 +184,7 @@ fn verify(encoded: &[u8], src: &[u8], table: usize, d: &Dialect) -> Result<()> {
         at += piece.len();
         Ok(())
     };
-    VERIFY_BUFFER.with_borrow_mut(|buf| rebuild_passing(encoded, &meta, d, buf, &mut same))?;
+    VERIFY_BUFFER.with_borrow_mut(|buf| rebuild_passing(bytes, &meta, d, buf, &mut same))?;
     debug_assert_eq!(at, src.len(), "the size was checked");
     Ok(())
 }

@@ -8,7 +8,7 @@ mod meta;
 
 pub use decode::{
     check_need, chunk_dictionary, column_coding, decode_columns, rebuild, rebuild_passing,
-    verbatim, verbatim_count,
+    verbatim, verbatim_count, GroupBytes,
 };
 pub use encode::{encode, encode_batch, with_table, Encoded};
 pub use meta::{

@@ -1,0 +1,146 @@
+//! Archives read from an object store by ranges, the way Parquet files are: opened from their
+//! two ends and row group headers ([`glyd_columnar::RangedOpen`] says what to fetch), their
+//! indexes cached per object version, and then only the chunks a read decodes fetched,
+//! nearby ranges coalesced into one request. Every request and byte is counted, for
+//! `EXPLAIN ANALYZE`.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::ops::Range;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use datafusion::error::{DataFusionError, Result};
+use datafusion::object_store::{coalesce_ranges, ObjectMeta, ObjectStore, ObjectStoreExt};
+use datafusion::physical_plan::metrics::Count;
+use glyd_columnar::{ArchiveReader, Error, Fetched, GroupBatches, OpenStep, RangedOpen};
+
+/// Ranges closer than this are fetched as one request: a request costs more than the bytes
+/// between two nearby chunks.
+pub const COALESCE: u64 = 64 << 10;
+/// Archives' indexes kept, at most (a lake's listing opens each file once, then its scans).
+const CACHED: usize = 4096;
+/// Bytes of archives fetched whole kept in the cache, at most.
+const CACHED_BYTES: u64 = 256 << 20;
+
+/// Requests and bytes fetched, and the sizes of the objects they came from.
+#[derive(Clone, Default)]
+pub struct FetchCounts {
+    pub requests: Count,
+    pub bytes: Count,
+}
+
+/// An archive error as a DataFusion error that names the object.
+pub fn object_error(location: &impl fmt::Display, e: impl fmt::Display) -> DataFusionError {
+    DataFusionError::External(format!("{location}: {e}").into())
+}
+
+/// The cache's key: one version of one object (its size and, where the store gives them, its
+/// entity tag and modification time).
+fn key(meta: &ObjectMeta) -> String {
+    format!(
+        "{}\u{0}{}\u{0}{}\u{0}{}",
+        meta.location,
+        meta.size,
+        meta.e_tag.as_deref().unwrap_or(""),
+        meta.last_modified.timestamp_nanos_opt().unwrap_or(0)
+    )
+}
+
+/// Indexes of archives opened so far, by object version.
+fn cache() -> &'static Mutex<HashMap<String, Arc<ArchiveReader>>> {
+    static CACHE: OnceLock<Mutex<HashMap<String, Arc<ArchiveReader>>>> = OnceLock::new();
+    CACHE.get_or_init(Default::default)
+}
+
+/// Fetches `ranges` of `meta`'s object, coalescing those within [`COALESCE`] of each other.
+pub async fn fetch(
+    store: &Arc<dyn ObjectStore>,
+    meta: &ObjectMeta,
+    ranges: &[Range<u64>],
+    counts: &FetchCounts,
+    into: &mut Fetched,
+) -> Result<()> {
+    let got = coalesce_ranges(
+        ranges,
+        |r| {
+            counts.requests.add(1);
+            counts.bytes.add((r.end - r.start) as usize);
+            let (store, location) = (Arc::clone(store), meta.location.clone());
+            async move { store.get_range(&location, r).await }
+        },
+        COALESCE,
+    )
+    .await?;
+    for (r, bytes) in ranges.iter().zip(got) {
+        into.insert(r.start, bytes.to_vec());
+    }
+    Ok(())
+}
+
+/// The archive at `meta`, indexed: from the cache, or opened by ranges.
+pub async fn open(
+    store: &Arc<dyn ObjectStore>,
+    meta: &ObjectMeta,
+    counts: &FetchCounts,
+) -> Result<Arc<ArchiveReader>> {
+    let key = key(meta);
+    if let Some(r) = cache().lock().expect("no panic holds it").get(&key) {
+        return Ok(Arc::clone(r));
+    }
+    let mut open = RangedOpen::new(meta.size);
+    let reader = loop {
+        match open.step().map_err(|e| object_error(&meta.location, e))? {
+            OpenStep::Open(r) => break Arc::new(*r),
+            OpenStep::Fetch(ranges) => {
+                let mut got = Fetched::new(meta.size);
+                fetch(store, meta, &ranges, counts, &mut got).await?;
+                for r in ranges {
+                    let bytes = got.get(r.clone()).unwrap_or_default().to_vec();
+                    open.add(r.start, bytes);
+                }
+            }
+        }
+    };
+    let mut cache = cache().lock().expect("no panic holds it");
+    let held: u64 = cache.values().map(|r| r.held()).sum();
+    if cache.len() >= CACHED || held + reader.held() > CACHED_BYTES {
+        cache.clear();
+    }
+    cache.insert(key, Arc::clone(&reader));
+    Ok(reader)
+}
+
+/// Columns `projection` of row group `group` of `archive` (at `meta`), as batches: from the
+/// bytes it holds, or from the chunks fetched for them (and, for a column linked to another,
+/// that one's, when the read names them).
+pub async fn read_group(
+    store: &Arc<dyn ObjectStore>,
+    meta: &ObjectMeta,
+    archive: &ArchiveReader,
+    projection: &[usize],
+    group: usize,
+    counts: &FetchCounts,
+) -> Result<GroupBatches> {
+    let fail = |e: Error| object_error(&meta.location, e);
+    if archive.holds_all() {
+        return archive
+            .read_batches_here(Some(projection), group, usize::MAX, false)
+            .map_err(fail);
+    }
+    let mut fetched = Fetched::new(meta.size);
+    let mut ranges = archive
+        .chunk_ranges(Some(projection), group)
+        .map_err(fail)?;
+    // Each round fetches a linked column's base; links do not nest deeper than columns.
+    for _ in 0..=archive.row_groups()[group].columns.len() {
+        fetch(store, meta, &ranges, counts, &mut fetched).await?;
+        match archive.read_batches_fetched(&fetched, Some(projection), group, usize::MAX, false) {
+            Err(Error::Missing { ranges: more }) => ranges = more,
+            read => return read.map_err(fail),
+        }
+    }
+    Err(object_error(
+        &meta.location,
+        format!("row group {group}: chunks still missing after fetching every column's"),
+    ))
+}

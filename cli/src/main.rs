@@ -241,6 +241,9 @@ fn destination(input: &Input, mode: Mode, args: &Args) -> Result<Option<PathBuf>
         }
         return Ok(Some(o.clone()));
     }
+    if let (Some(url), false) = (&input.url, args.stdout) {
+        bail!("{url}: name the output of an object with -o FILE (or -c for standard output)");
+    }
     let Some(path) = input.path.as_ref().filter(|_| !args.stdout) else {
         return Ok(None);
     };

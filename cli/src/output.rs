@@ -14,6 +14,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use anyhow::{bail, Context, Result};
 use tempfile::NamedTempFile;
 
+use glyd_connectors::store;
+
 use crate::cleanup;
 
 /// The reader of standard output has gone away (EPIPE): not a failure of the run, which stops
@@ -122,6 +124,11 @@ pub enum Output {
         w: BufWriter<File>,
         dest: PathBuf,
     },
+    /// An object (`-o s3://...`), uploaded in parts and visible once complete.
+    Object {
+        upload: Box<BufWriter<store::Upload>>,
+        url: String,
+    },
     /// `-t`: decoded bytes are checked and dropped.
     Discard(io::Sink),
 }
@@ -135,6 +142,9 @@ impl Output {
     /// `force` is off), or `dest` itself opened for writing when it is a character device or
     /// FIFO. `like` gives its permissions to a new file.
     pub fn file(dest: &Path, force: bool, like: Option<&Path>) -> Result<Self> {
+        if let Some(url) = dest.to_str().filter(|d| store::is_url(d)) {
+            return Self::object(url, force);
+        }
         match existing(dest)? {
             Existing::Stream => {
                 let f = fs::OpenOptions::new()
@@ -172,6 +182,21 @@ impl Output {
         })
     }
 
+    /// The object at `url`, refused where one exists and `force` is off.
+    fn object(url: &str, force: bool) -> Result<Self> {
+        let loc = store::locate(url)?;
+        if !force && store::exists(&loc)? {
+            bail!("{url} already exists; use -f to overwrite it");
+        }
+        Ok(Output::Object {
+            upload: Box::new(BufWriter::with_capacity(
+                1 << 20,
+                store::Upload::start(&loc)?,
+            )),
+            url: url.to_string(),
+        })
+    }
+
     /// True when the output replaces or creates a regular file (not standard output, a
     /// device or a FIFO): only then may `--rm` remove the input.
     pub fn is_file(&self) -> bool {
@@ -183,6 +208,13 @@ impl Output {
         match self {
             Output::Stdout(mut w) => Ok(w.flush().map_err(stdout_io_error)?),
             Output::Discard(_) => Ok(()),
+            Output::Object { upload, url } => {
+                let upload = (*upload)
+                    .into_inner()
+                    .map_err(|e| e.into_error())
+                    .with_context(|| format!("cannot write {url}"))?;
+                Ok(upload.complete()?)
+            }
             Output::Stream { mut w, dest } => w
                 .flush()
                 .with_context(|| format!("cannot write {}", dest.display())),
@@ -241,6 +273,7 @@ impl Write for Output {
             Output::Stdout(w) => w.write(buf).map_err(stdout_io_error),
             Output::File { tmp, .. } => tmp.write(buf),
             Output::Stream { w, .. } => w.write(buf),
+            Output::Object { upload, .. } => upload.write(buf),
             Output::Discard(s) => s.write(buf),
         }
     }
@@ -250,6 +283,7 @@ impl Write for Output {
             Output::Stdout(w) => w.write_all(buf).map_err(stdout_io_error),
             Output::File { tmp, .. } => tmp.write_all(buf),
             Output::Stream { w, .. } => w.write_all(buf),
+            Output::Object { upload, .. } => upload.write_all(buf),
             Output::Discard(s) => s.write_all(buf),
         }
     }
@@ -259,6 +293,7 @@ impl Write for Output {
             Output::Stdout(w) => w.flush().map_err(stdout_io_error),
             Output::File { tmp, .. } => tmp.flush(),
             Output::Stream { w, .. } => w.flush(),
+            Output::Object { upload, .. } => upload.flush(),
             Output::Discard(s) => s.flush(),
         }
     }
@@ -282,8 +317,10 @@ pub fn parquet_writer<W: io::Write + Send>(
 
 /// An input: a file, or standard input.
 pub struct Input {
-    /// The path, or `None` for standard input.
+    /// The path, or `None` for standard input or an object.
     pub path: Option<PathBuf>,
+    /// The object's URL, for an object.
+    pub url: Option<String>,
     pub reader: Box<dyn io::Read + Send>,
     /// Size in bytes, where known (for the progress bar).
     pub len: Option<u64>,
@@ -293,6 +330,15 @@ impl Input {
     pub fn open(path: &Path) -> Result<Self> {
         if path == Path::new("-") {
             return Ok(Self::stdin());
+        }
+        if let Some(url) = path.to_str().filter(|p| store::is_url(p)) {
+            let reader = store::ObjectReader::open(&store::locate(url)?)?;
+            return Ok(Self {
+                path: None,
+                url: Some(url.to_string()),
+                len: Some(reader.len),
+                reader: Box::new(reader),
+            });
         }
         let meta = fs::metadata(path).with_context(|| format!("cannot read {}", path.display()))?;
         if meta.is_dir() {
@@ -304,6 +350,7 @@ impl Input {
         let f = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
         Ok(Self {
             path: Some(path.to_path_buf()),
+            url: None,
             reader: Box::new(f),
             len: Some(meta.len()),
         })
@@ -312,6 +359,7 @@ impl Input {
     pub fn stdin() -> Self {
         Self {
             path: None,
+            url: None,
             reader: Box::new(io::stdin()),
             len: None,
         }
@@ -319,9 +367,10 @@ impl Input {
 
     /// How messages name this input.
     pub fn name(&self) -> String {
-        match &self.path {
-            Some(p) => p.display().to_string(),
-            None => "(stdin)".to_string(),
+        match (&self.path, &self.url) {
+            (Some(p), _) => p.display().to_string(),
+            (None, Some(url)) => url.clone(),
+            (None, None) => "(stdin)".to_string(),
         }
     }
 }

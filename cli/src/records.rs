@@ -10,6 +10,7 @@ use anyhow::{Context, Result};
 use glyd_columnar::model::{Style, Table, LINES};
 use glyd_columnar::Coding;
 use glyd_columnar::{detect, sniff_with, ArchiveReader, Format, RecordWriter, WriteOptions};
+use glyd_connectors::store;
 use glyd_core::{Encoder, Options};
 
 use crate::args::{Args, CatFormat, RecordFormat};
@@ -246,6 +247,13 @@ fn open_archive(path: &Path, memory: u64) -> Result<ArchiveReader> {
     let bytes = if path.as_os_str() == "-" {
         let mut b = Vec::new();
         io::stdin().lock().read_to_end(&mut b)?;
+        b
+    } else if let Some(url) = path.to_str().filter(|p| store::is_url(p)) {
+        let mut reader = store::ObjectReader::open(&store::locate(url)?)?;
+        let mut b = Vec::with_capacity(reader.len as usize);
+        reader
+            .read_to_end(&mut b)
+            .with_context(|| url.to_string())?;
         b
     } else {
         std::fs::read(path).with_context(|| path.display().to_string())?

@@ -10,9 +10,11 @@ use std::sync::Arc;
 use anyhow::{bail, Context, Result};
 use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::error::DataFusionError;
+use datafusion::execution::object_store::ObjectStoreUrl;
 use datafusion::execution::SendableRecordBatchStream;
 use datafusion::prelude::SessionContext;
 use futures::StreamExt;
+use glyd_connectors::store;
 use glyd_udf::{
     is_partitioned, listing_table, policy, register_glyd_tables_with, register_json_functions,
     register_log_functions, GlydContext, GlydTable, ReadOptions, SqlPolicy,
@@ -53,7 +55,18 @@ fn register(
     let opts = ReadOptions { memory };
     let mut seen: BTreeMap<String, PathBuf> = BTreeMap::new();
     let mut add = |name: &str, path: &Path, explicit: bool| -> Result<()> {
-        let names = if is_partitioned(path) {
+        let names = if let Some(url) = path.to_str().filter(|p| store::is_url(p)) {
+            // An object or a prefix (a lake) on an object store: read by ranges.
+            let loc = store::locate(url)?;
+            let base = ObjectStoreUrl::parse(loc.store_url()).map_err(flat)?;
+            ctx.register_object_store(base.as_ref(), Arc::clone(&loc.store));
+            let table = rt
+                .block_on(listing_table(&ctx.state(), &[url.to_string()]))
+                .map_err(flat)
+                .with_context(|| format!("opening {url}"))?;
+            ctx.register_table(name, Arc::new(table)).map_err(flat)?;
+            vec![name.to_string()]
+        } else if is_partitioned(path) {
             // A lake of `key=value` folders: its keys are columns that skip folders.
             let location = format!("{}/", std::path::absolute(path)?.display());
             let table = rt

@@ -5,7 +5,8 @@
 //! hive-partitioned lake ([`lake`]) through the record engine, the only way records become
 //! archives. Sources are plugins: the engine and the lake know nothing of where rows came
 //! from. Kafka ([`kafka`]) is a log already: its source cuts each partition's messages into
-//! archives named after their offsets and commits them once durable, with no log of its own.
+//! archives named after their offsets and commits them once durable, with no log of its own. Lakes may live on object storage
+//! ([`store`]: objects by URL, written as multipart uploads).
 
 #![forbid(unsafe_code)]
 
@@ -19,6 +20,7 @@ pub mod listener;
 pub mod metrics;
 pub mod msgpack;
 pub mod sink;
+pub mod store;
 pub mod wal;
 
 pub use sink::{Refusal, Sink, SinkConfig};

@@ -81,3 +81,4 @@ pub fn corpus_file(rel: &str) -> Option<PathBuf> {
 #[cfg(feature = "kafka")]
 #[allow(unsafe_code)]
 pub mod kafka;
+pub mod s3;

@@ -1,0 +1,371 @@
+//! Every CLI path takes an object URL, against a real S3 API server (moto) on loopback:
+//! archives written there by `glyd -o s3://` (multipart uploads), read back byte for byte by
+//! `glyd -dc`, `-d -o`, `inspect`, `cat` and `glyd sql` (a prefix or `-t NAME=URL`); a
+//! selective query fetches a small part of its object; a killed upload leaves no object; a
+//! store that fails a few requests is retried, one that keeps failing is named.
+
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use glyd_testkit::s3::S3Server;
+
+// Not every helper is used here.
+#[allow(dead_code)]
+mod common;
+use common::glyd;
+
+/// `glyd` with the server's credentials and endpoint.
+fn glyd_on(s3: &S3Server) -> Command {
+    let mut c = glyd();
+    c.envs(s3.env());
+    c
+}
+
+fn ok(o: Output, what: &str) -> Vec<u8> {
+    assert!(
+        o.status.success(),
+        "{what}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    o.stdout
+}
+
+/// A log the repository ships (`examples/data/`).
+fn example(name: &str) -> Vec<u8> {
+    std::fs::read(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../examples/data")
+            .join(name),
+    )
+    .unwrap()
+}
+
+#[test]
+fn every_cli_path_takes_an_s3_url() {
+    let s3 = S3Server::start();
+    s3.create_bucket("lake");
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("HDFS_2k.log");
+    std::fs::write(&log, example("HDFS_2k.log")).unwrap();
+    let url = "s3://lake/logs/hdfs.glyd";
+    // Records and plain frames, uploaded.
+    ok(
+        glyd_on(&s3)
+            .args(["-q", "-r", "-o", url])
+            .arg(&log)
+            .output()
+            .unwrap(),
+        "-r -o",
+    );
+    ok(
+        glyd_on(&s3)
+            .args(["-q", "-o", "s3://lake/raw/hdfs.log.glyd"])
+            .arg(&log)
+            .output()
+            .unwrap(),
+        "-o",
+    );
+    let original = std::fs::read(&log).unwrap();
+    for u in [url, "s3://lake/raw/hdfs.log.glyd"] {
+        let back = ok(glyd_on(&s3).args(["-dc", u]).output().unwrap(), "-dc");
+        assert!(back == original, "{u} did not decode to the input");
+    }
+    let out = dir.path().join("back.log");
+    ok(
+        glyd_on(&s3)
+            .args(["-q", "-d", url, "-o"])
+            .arg(&out)
+            .output()
+            .unwrap(),
+        "-d -o",
+    );
+    assert!(std::fs::read(&out).unwrap() == original);
+    // An object already there is kept without -f, replaced with it.
+    let o = glyd_on(&s3)
+        .args(["-q", "-r", "-o", url])
+        .arg(&log)
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("already exists"));
+    ok(
+        glyd_on(&s3)
+            .args(["-q", "-f", "-r", "-o", url])
+            .arg(&log)
+            .output()
+            .unwrap(),
+        "-f",
+    );
+    // inspect, cat and sql over the object say what they say over the local archive.
+    let local = dir.path().join("hdfs.glyd");
+    ok(
+        glyd()
+            .args(["-q", "-r", "-o"])
+            .arg(&local)
+            .arg(&log)
+            .output()
+            .unwrap(),
+        "local",
+    );
+    let inspect = String::from_utf8(ok(
+        glyd_on(&s3).args(["inspect", url]).output().unwrap(),
+        "inspect",
+    ))
+    .unwrap();
+    let local_inspect = String::from_utf8(ok(
+        glyd().arg("inspect").arg(&local).output().unwrap(),
+        "inspect",
+    ))
+    .unwrap();
+    assert_eq!(
+        inspect.replace(url, "X"),
+        local_inspect.replace(local.to_str().unwrap(), "X")
+    );
+    let cat = ok(glyd_on(&s3).args(["cat", url]).output().unwrap(), "cat");
+    assert_eq!(
+        cat,
+        ok(glyd().arg("cat").arg(&local).output().unwrap(), "cat")
+    );
+    let query =
+        "SELECT level, count(*) AS n, min(time) AS first FROM {t} GROUP BY level ORDER BY level";
+    let want = ok(
+        glyd()
+            .args(["sql", "--format", "csv", &query.replace("{t}", "hdfs")])
+            .arg(&local)
+            .output()
+            .unwrap(),
+        "sql local",
+    );
+    assert!(String::from_utf8_lossy(&want).contains("INFO"));
+    let prefix = ok(
+        glyd_on(&s3)
+            .args([
+                "sql",
+                "--format",
+                "csv",
+                &query.replace("{t}", "logs"),
+                "s3://lake/logs/",
+            ])
+            .output()
+            .unwrap(),
+        "sql prefix",
+    );
+    assert_eq!(prefix, want);
+    let named = ok(
+        glyd_on(&s3)
+            .args([
+                "sql",
+                "--format",
+                "csv",
+                &query.replace("{t}", "h"),
+                "-t",
+                &format!("h={url}"),
+            ])
+            .output()
+            .unwrap(),
+        "sql -t",
+    );
+    assert_eq!(named, want);
+    // A missing object is an error that names it.
+    let o = glyd_on(&s3)
+        .args(["-dc", "s3://lake/logs/none.glyd"])
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(e.contains("s3://lake/logs/none.glyd"), "{e}");
+}
+
+/// A CSV of `rows` rows whose values do not compress away.
+fn random_csv(rows: u64) -> String {
+    let mut csv = String::from("id,amount,note,day\n");
+    let mut seed = 0x2545_f491_4f6c_dd1du64;
+    for i in 0..rows {
+        seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1);
+        csv.push_str(&format!(
+            "{i},{}.{:02},note {:x},2024-03-{:02}\n",
+            seed >> 44,
+            (seed >> 20) % 100,
+            seed >> 8,
+            1 + i * 28 / rows
+        ));
+    }
+    csv
+}
+
+#[test]
+fn a_selective_query_fetches_a_small_part_of_its_object() {
+    let s3 = S3Server::start();
+    s3.create_bucket("lake");
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("t.csv");
+    std::fs::write(&csv, random_csv(200_000)).unwrap();
+    let url = "s3://lake/t/t.glyd";
+    ok(
+        glyd_on(&s3)
+            .args(["-q", "-r", "--row-group", "256K", "-o", url])
+            .arg(&csv)
+            .output()
+            .unwrap(),
+        "upload",
+    );
+    let before = s3.requests().len();
+    let explain = String::from_utf8(ok(
+        glyd_on(&s3)
+            .args([
+                "sql",
+                "--format",
+                "csv",
+                "EXPLAIN ANALYZE SELECT sum(id) FROM t WHERE id BETWEEN 100000 AND 101000",
+                "s3://lake/t/",
+            ])
+            .output()
+            .unwrap(),
+        "explain",
+    ))
+    .unwrap();
+    let metric = |name: &str| -> f64 {
+        let at = explain
+            .find(&format!("{name}="))
+            .unwrap_or_else(|| panic!("{name}: {explain}"));
+        let rest = &explain[at + name.len() + 1..];
+        let number: String = rest
+            .chars()
+            .take_while(|c| c.is_ascii_digit() || *c == '.')
+            .collect();
+        let scale = match rest[number.len()..].trim_start().chars().next() {
+            Some('K') => 1e3,
+            Some('M') => 1e6,
+            _ => 1.0,
+        };
+        number.parse::<f64>().unwrap() * scale
+    };
+    let (fetched, size) = (metric("bytes_fetched"), metric("object_bytes"));
+    assert!(size > 1e6, "{explain}");
+    assert!(
+        fetched > 0.0 && fetched < size / 20.0,
+        "{fetched} of {size}\n{explain}"
+    );
+    // The server saw ranged GETs, a few of them: not the object over and over.
+    let gets: Vec<String> = s3.requests()[before..]
+        .iter()
+        .filter(|l| l.contains("\"GET /lake/t/t.glyd"))
+        .cloned()
+        .collect();
+    assert!(!gets.is_empty() && gets.len() < 40, "{gets:#?}");
+}
+
+#[test]
+fn a_killed_upload_leaves_no_object() {
+    let s3 = S3Server::start();
+    s3.create_bucket("lake");
+    let url = "s3://lake/big.glyd";
+    let mut child = glyd_on(&s3)
+        .args(["-q", "-1", "-o", url, "-"])
+        .stdin(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Bytes that do not compress until a part (8 MiB) has been uploaded, then a kill before
+    // the end.
+    let mut stdin = child.stdin.take().unwrap();
+    let noise: Vec<u8> = (0..4u32 << 20)
+        .map(|i| (i.wrapping_mul(2654435761) >> 13) as u8)
+        .collect();
+    let parts = |s3: &S3Server| {
+        s3.requests()
+            .iter()
+            .filter(|l| l.contains("partNumber="))
+            .count()
+    };
+    for _ in 0..64 {
+        if parts(&s3) > 0 {
+            break;
+        }
+        stdin.write_all(&noise).unwrap();
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(parts(&s3) > 0, "no part was uploaded: {:#?}", s3.requests());
+    child.kill().unwrap();
+    child.wait().unwrap();
+    drop(stdin);
+    let o = glyd_on(&s3).args(["-dc", url]).output().unwrap();
+    assert!(!o.status.success(), "a killed upload's object is visible");
+    assert!(String::from_utf8_lossy(&o.stderr).contains(url));
+}
+
+/// A proxy to `to` that answers the first `fail` requests with 503 (each on its own
+/// connection, closed) and passes the rest through: how many it failed.
+fn flaky_proxy(to: u16, fail: usize) -> (u16, Arc<AtomicUsize>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let failed = Arc::new(AtomicUsize::new(0));
+    let count = Arc::clone(&failed);
+    std::thread::spawn(move || {
+        for client in listener.incoming().flatten() {
+            if count.load(Ordering::SeqCst) < fail {
+                count.fetch_add(1, Ordering::SeqCst);
+                let mut client = client;
+                let mut head = [0u8; 4096];
+                let _ = client.read(&mut head);
+                let _ = client.write_all(
+                    b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+                );
+                continue;
+            }
+            let Ok(server) = TcpStream::connect(("127.0.0.1", to)) else {
+                continue;
+            };
+            let (mut c2, mut s2) = (client.try_clone().unwrap(), server.try_clone().unwrap());
+            let (mut c, mut s) = (client, server);
+            std::thread::spawn(move || std::io::copy(&mut c2, &mut s2));
+            std::thread::spawn(move || std::io::copy(&mut s, &mut c));
+        }
+    });
+    (port, failed)
+}
+
+#[test]
+fn a_store_failing_some_requests_is_retried_and_one_failing_all_is_named() {
+    let s3 = S3Server::start();
+    s3.create_bucket("lake");
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("HDFS_2k.log");
+    std::fs::write(&log, example("HDFS_2k.log")).unwrap();
+    let url = "s3://lake/x.glyd";
+    ok(
+        glyd_on(&s3)
+            .args(["-q", "-r", "-o", url])
+            .arg(&log)
+            .output()
+            .unwrap(),
+        "upload",
+    );
+    let (port, failed) = flaky_proxy(s3.port, 3);
+    let back = ok(
+        glyd_on(&s3)
+            .env("AWS_ENDPOINT_URL", format!("http://127.0.0.1:{port}"))
+            .args(["-dc", url])
+            .output()
+            .unwrap(),
+        "through 3 failures",
+    );
+    assert_eq!(failed.load(Ordering::SeqCst), 3);
+    assert!(back == std::fs::read(&log).unwrap());
+    // A store that fails everything: retried, then an error naming the object and status.
+    let (port, _) = flaky_proxy(s3.port, usize::MAX);
+    let o = glyd_on(&s3)
+        .env("AWS_ENDPOINT_URL", format!("http://127.0.0.1:{port}"))
+        .env("GLYD_STORE_RETRIES", "2")
+        .args(["-dc", url])
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(e.contains(url) && e.contains("503"), "{e}");
+}

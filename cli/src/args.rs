@@ -398,7 +398,8 @@ pub struct SinkArgs {
     /// wins; other tags are their own stream)
     #[arg(long, value_name = "PREFIX=STREAM")]
     pub fluent_route: Vec<String>,
-    /// The lake: archives go to OUT/<stream>/dt=.../hour=.../
+    /// The lake: archives go to OUT/<stream>/dt=.../hour=.../ (OUT a folder, or a prefix on
+    /// an object store such as s3://bucket/lake/, which then needs --wal DIR)
     #[arg(long, value_name = "OUT")]
     pub out: Option<PathBuf>,
     /// Folder of the write-ahead logs (default: OUT/.glyd-sink/wal)

@@ -149,7 +149,9 @@ impl SinkOptions {
             .out
             .clone()
             .or(file.out)
-            .context("glyd sink needs --out DIR, the lake's folder (or out in --config)")?;
+            .context("glyd sink needs --out DIR, the lake's folder or s3://bucket/prefix/ (or out in --config)")?;
+        let out = glyd_connectors::lake::Lake::parse(&out.to_string_lossy())
+            .with_context(|| format!("--out {}", out.display()))?;
         let mut routes = Vec::new();
         if a.fluent_route.is_empty() {
             for r in file.fluent_route.unwrap_or_default() {
@@ -252,10 +254,8 @@ pub fn run(opts: SinkOptions) -> Result<()> {
         .context("starting the sink's runtime")?;
     rt.block_on(async move {
         let out = opts.config.out.clone();
-        let sink = Arc::new(
-            Sink::open(opts.config)
-                .with_context(|| format!("opening the lake {}", out.display()))?,
-        );
+        let sink =
+            Arc::new(Sink::open(opts.config).with_context(|| format!("opening the lake {out}"))?);
         // Watched before any listener is announced: a stop sent as soon as one is, is clean.
         let mut term = signal(SignalKind::terminate()).context("watching SIGTERM")?;
         let mut int = signal(SignalKind::interrupt()).context("watching SIGINT")?;
@@ -267,7 +267,7 @@ pub fn run(opts: SinkOptions) -> Result<()> {
                 .await
                 .with_context(|| format!("--http {addr}: cannot listen there"))?;
             let local = listener.local_addr()?;
-            tracing::info!(address = %local, lake = %out.display(), "http listening on {local}");
+            tracing::info!(address = %local, lake = %out, "http listening on {local}");
             servers.spawn(serve(
                 listener,
                 sink.clone(),

@@ -26,6 +26,16 @@ struct Member {
 impl Member {
     /// Starts a member and waits until it serves HTTP (its `/metrics`).
     fn start(kafka: &MockKafka, lake: &Path, extra: &[&str]) -> Member {
+        Member::start_with(kafka, lake, extra, &[])
+    }
+
+    /// [`Member::start`] with environment variables `env` (an object store's, say).
+    fn start_with(
+        kafka: &MockKafka,
+        lake: &Path,
+        extra: &[&str],
+        env: &[(&str, String)],
+    ) -> Member {
         let mut child = glyd()
             .args([
                 "sink",
@@ -43,6 +53,7 @@ impl Member {
                 "heartbeat.interval.ms=500",
             ])
             .args(extra)
+            .envs(env.iter().cloned())
             .env("RUST_LOG", "info")
             .stderr(Stdio::piped())
             .spawn()
@@ -452,4 +463,75 @@ fn a_member_past_its_memory_budget_pauses_and_catches_up() {
     assert_eq!(csv.lines().nth(1).unwrap(), format!("{poison},6000,6000"));
     let columns = sql("SELECT * FROM t LIMIT 1", &lake.path().join(topic));
     assert!(!columns.contains("_invalid"), "{columns}");
+}
+
+#[test]
+fn a_member_lands_a_topic_on_s3_exactly_once_across_a_kill() {
+    let s3 = glyd_testkit::s3::S3Server::start();
+    s3.create_bucket("lake");
+    let kafka = MockKafka::start(1);
+    let (topic, parts) = ("s3events", 2);
+    kafka.create_topic(topic, parts);
+    let lake = Path::new("s3://lake/kafka/");
+    // A lake on a store keeps the log of its HTTP and Fluent sources in a local folder.
+    let wal = tempfile::tempdir().unwrap();
+    let wal = wal.path().to_str().unwrap();
+    let args = [
+        "--topic",
+        topic,
+        "--roll-records",
+        "200",
+        "--roll-age",
+        "1",
+        "--wal",
+        wal,
+    ];
+    // What glyd sql over the topic's prefix says: rows, and distinct (partition, offset)s.
+    let counted = || {
+        let o = glyd()
+            .envs(s3.env())
+            .args([
+                "sql",
+                "--format",
+                "csv",
+                "SELECT count(*), count(DISTINCT (partition, \"offset\")) FROM t",
+                "-t",
+                "t=s3://lake/kafka/s3events/",
+            ])
+            .output()
+            .unwrap();
+        let out = String::from_utf8_lossy(&o.stdout).into_owned();
+        let nums: Vec<i64> = out
+            .lines()
+            .nth(1)
+            .map(|l| l.split(',').filter_map(|n| n.parse().ok()).collect())
+            .unwrap_or_default();
+        (
+            nums.first().copied().unwrap_or(0),
+            nums.get(1).copied().unwrap_or(0),
+        )
+    };
+    let wait_rows = |n: i64, log: &dyn Fn() -> String| {
+        let started = Instant::now();
+        while counted().0 < n {
+            assert!(
+                started.elapsed() < Duration::from_secs(90),
+                "{:?} of {n} rows on S3:\n{}",
+                counted(),
+                log()
+            );
+            std::thread::sleep(Duration::from_millis(500));
+        }
+    };
+    let member = Member::start_with(&kafka, lake, &args, &s3.env());
+    wait_ok(python_produce(&kafka, topic, 600, 0, 0.0), "producer");
+    wait_rows(600, &|| member.log());
+    // Killed: what it had committed stays; the next member resumes from there.
+    member.kill();
+    wait_ok(python_produce(&kafka, topic, 400, 600, 0.0), "producer");
+    let member = Member::start_with(&kafka, lake, &args, &s3.env());
+    wait_rows(1000, &|| member.log());
+    let (ok, log) = member.stop();
+    assert!(ok, "{log}");
+    assert_eq!(counted(), (1000, 1000), "{log}");
 }

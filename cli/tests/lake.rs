@@ -369,3 +369,110 @@ fn a_store_failing_some_requests_is_retried_and_one_failing_all_is_named() {
     let e = String::from_utf8_lossy(&o.stderr);
     assert!(e.contains(url) && e.contains("503"), "{e}");
 }
+
+/// Starts `glyd sink --http` into `out` with the log in `wal`; its port, once it listens.
+fn start_sink(s3: &S3Server, out: &str, wal: &Path) -> (std::process::Child, u16) {
+    let mut child = glyd_on(s3)
+        .args([
+            "sink",
+            "--http",
+            "127.0.0.1:0",
+            "--roll-age",
+            "1",
+            "--out",
+            out,
+            "--wal",
+        ])
+        .arg(wal)
+        .env("RUST_LOG", "info")
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        use std::io::BufRead;
+        for line in std::io::BufReader::new(stderr)
+            .lines()
+            .map_while(Result::ok)
+        {
+            if let Some(p) = line.split("listening on 127.0.0.1:").nth(1) {
+                let port: String = p.chars().take_while(char::is_ascii_digit).collect();
+                let _ = tx.send(port.parse::<u16>().unwrap());
+            }
+        }
+    });
+    let port = rx
+        .recv_timeout(Duration::from_secs(60))
+        .expect("the sink listens");
+    (child, port)
+}
+
+/// POSTs `body` to the sink's `/app`: its status code.
+fn post(port: u16, body: &str) -> u16 {
+    let o = Command::new("curl")
+        .args([
+            "-s",
+            "-o",
+            "/dev/null",
+            "-w",
+            "%{http_code}",
+            "--data-binary",
+            body,
+        ])
+        .arg(format!("http://127.0.0.1:{port}/app"))
+        .output()
+        .expect("curl is installed (.ci/run installs it)");
+    String::from_utf8_lossy(&o.stdout).parse().unwrap_or(0)
+}
+
+#[test]
+fn the_sink_lands_acknowledged_events_on_s3_across_a_kill() {
+    let s3 = S3Server::start();
+    s3.create_bucket("lake");
+    let wal = tempfile::tempdir().unwrap();
+    let out = "s3://lake/sink/";
+    // A lake on a store without a local log is refused, saying what to give.
+    let o = glyd_on(&s3)
+        .args(["sink", "--http", "127.0.0.1:0", "--out", out])
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("--wal"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    // Acknowledged, then killed before any archive could be written: the log has them.
+    let (mut sink, port) = start_sink(&s3, out, wal.path());
+    for i in 0..3 {
+        let body = format!("{{\"level\":\"INFO\",\"n\":{i}}}\n{{\"level\":\"WARN\",\"n\":{i}}}\n");
+        assert_eq!(post(port, &body), 200);
+    }
+    sink.kill().unwrap();
+    sink.wait().unwrap();
+    // Restarted: replayed into archives on the store, and more events on top.
+    let (sink, port) = start_sink(&s3, out, wal.path());
+    assert_eq!(post(port, "{\"level\":\"ERROR\",\"n\":9}\n"), 200);
+    // SAFETY: signalling a child process this test started and has not waited for.
+    unsafe { libc::kill(sink.id() as i32, libc::SIGTERM) };
+    let o = sink.wait_with_output().unwrap();
+    assert!(o.status.success());
+    let got = ok(
+        glyd_on(&s3)
+            .args([
+                "sql",
+                "--format",
+                "csv",
+                "SELECT level, count(*) AS n, count(DISTINCT n) AS d FROM app GROUP BY level ORDER BY level",
+                "s3://lake/sink/app/",
+            ])
+            .output()
+            .unwrap(),
+        "sql",
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&got),
+        "level,n,d\nERROR,1,1\nINFO,3,3\nWARN,3,3\n"
+    );
+}

@@ -2,26 +2,163 @@
 //! archive of its hour (one archive written at a time, a pass over the segment each, so that
 //! building archives holds one record writer's memory), `OUT/<stream>/dt=YYYY-MM-DD/hour=HH/<stream>-<first time>-<seq>-<k>.glyd`
 //! (`seq` the segment's number, `k` the archive's among that segment's), written under a
-//! temporary name, synced, renamed into place and its folder synced. Building the same segment
-//! again writes the same names with the same rows, so a segment archived twice (a crash
-//! between its archives and its checkpoint) leaves no duplicates.
+//! temporary name, synced, renamed into place and its folder synced; or, for a lake on object
+//! storage ([`Lake::Objects`]), uploaded in parts under its name and durable once the upload
+//! completes. Building the same segment again writes the same names with the same rows, so a
+//! segment archived twice (a crash between its archives and its checkpoint) leaves no
+//! duplicates.
 
 use std::collections::HashMap;
+use std::fmt;
 use std::fs::{self, File};
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-use glyd_columnar::{sniff_json_lines, RecordWriter, WriteOptions};
+use glyd_columnar::{sniff_json_lines, Dialect, RecordWriter, WriteOptions};
 
+use crate::store;
 use crate::wal::{read_frames, sync_dir, Segment};
 
 /// Bytes of the first frames a segment's table layout is sniffed from.
 const SNIFF_BYTES: usize = 1 << 20;
 
+/// Where a lake's archives land: a local folder, or a prefix on an object store.
+#[derive(Clone, Debug)]
+pub enum Lake {
+    Folder(PathBuf),
+    Objects(store::Location),
+}
+
+impl Lake {
+    /// The lake `s` names: a URL (`s3://bucket/lake/`) or a folder.
+    pub fn parse(s: &str) -> io::Result<Lake> {
+        if store::is_url(s) {
+            let loc = store::locate(&format!("{}/", s.trim_end_matches('/')))?;
+            return Ok(Lake::Objects(loc));
+        }
+        Ok(Lake::Folder(PathBuf::from(s)))
+    }
+
+    /// The local folder, for a lake on local disk.
+    pub fn folder(&self) -> Option<&Path> {
+        match self {
+            Lake::Folder(p) => Some(p),
+            Lake::Objects(_) => None,
+        }
+    }
+
+    /// Makes the lake's folder (a prefix on a store needs none).
+    pub fn create(&self) -> io::Result<()> {
+        match self {
+            Lake::Folder(p) => fs::create_dir_all(p),
+            Lake::Objects(_) => Ok(()),
+        }
+    }
+
+    /// Removes what killed writers left under `rel` (temporary files; on an object store,
+    /// uploads never completed are invisible and expire: nothing to do).
+    pub fn remove_temporaries(&self, rel: &str) -> io::Result<usize> {
+        match self {
+            Lake::Folder(p) => remove_temporaries(&p.join(rel)),
+            Lake::Objects(_) => Ok(0),
+        }
+    }
+
+    /// Starts writing the archive at `rel` (a `/`-separated path under the lake).
+    fn start(&self, rel: &str) -> io::Result<Target> {
+        match self {
+            Lake::Folder(root) => {
+                let path = root.join(rel);
+                make_dirs(root, path.parent().expect("in a folder"))?;
+                let tmp = temporary(&path);
+                let file = BufWriter::with_capacity(1 << 20, File::create(&tmp)?);
+                Ok(Target::File { file, tmp, path })
+            }
+            Lake::Objects(prefix) => {
+                let loc = prefix.join(rel)?;
+                let upload = store::Upload::start(&loc)?;
+                Ok(Target::Object {
+                    upload: Box::new(BufWriter::with_capacity(1 << 20, upload)),
+                    url: loc.url.to_string(),
+                })
+            }
+        }
+    }
+}
+
+impl fmt::Display for Lake {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Lake::Folder(p) => write!(f, "{}", p.display()),
+            Lake::Objects(loc) => write!(f, "{}", loc.url),
+        }
+    }
+}
+
+/// An archive being written: a temporary file, or an upload.
+enum Target {
+    File {
+        file: BufWriter<File>,
+        tmp: PathBuf,
+        path: PathBuf,
+    },
+    Object {
+        upload: Box<BufWriter<store::Upload>>,
+        url: String,
+    },
+}
+
+impl Write for Target {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            Target::File { file, .. } => file.write(buf),
+            Target::Object { upload, .. } => upload.write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            Target::File { file, .. } => file.flush(),
+            Target::Object { upload, .. } => upload.flush(),
+        }
+    }
+}
+
+impl Target {
+    /// Makes the archive durable under its name: synced and renamed into place (its folder
+    /// synced), or its upload completed. Its name, and its size.
+    fn commit(self) -> io::Result<(String, u64)> {
+        match self {
+            Target::File { file, tmp, path } => {
+                let done = (|| -> io::Result<u64> {
+                    let file = file.into_inner().map_err(|e| e.into_error())?;
+                    file.sync_all()?;
+                    let len = file.metadata()?.len();
+                    drop(file);
+                    fs::rename(&tmp, &path)?;
+                    sync_dir(path.parent().expect("in a folder"))?;
+                    Ok(len)
+                })();
+                if done.is_err() {
+                    let _ = fs::remove_file(&tmp);
+                }
+                Ok((path.display().to_string(), done?))
+            }
+            Target::Object { upload, url } => {
+                let upload = (*upload).into_inner().map_err(|e| e.into_error())?;
+                let len = upload.len();
+                upload.complete()?;
+                Ok((url, len))
+            }
+        }
+    }
+}
+
 /// An archive written into the lake.
 #[derive(Debug, Clone)]
 pub struct Archived {
-    pub path: PathBuf,
+    /// Its path or URL.
+    pub name: String,
     pub rows: u64,
     /// Input bytes (the rows as JSON lines) and archive bytes.
     pub bytes_in: u64,
@@ -46,11 +183,69 @@ fn stamp(row: &[u8]) -> String {
         .collect()
 }
 
+/// An archive being built.
 struct Open {
-    writer: RecordWriter<BufWriter<File>>,
-    tmp: PathBuf,
-    path: PathBuf,
+    writer: RecordWriter<Target>,
     rows: u64,
+    /// Its temporary file, in a lake on local disk.
+    tmp: Option<PathBuf>,
+}
+
+impl Open {
+    fn start(lake: &Lake, rel: &str, dialect: Dialect, opts: &WriteOptions) -> io::Result<Open> {
+        let target = lake.start(rel)?;
+        let tmp = match &target {
+            Target::File { tmp, .. } => Some(tmp.clone()),
+            Target::Object { .. } => None,
+        };
+        match RecordWriter::new(target, dialect, opts) {
+            Ok(writer) => Ok(Open {
+                writer,
+                rows: 0,
+                tmp,
+            }),
+            Err(e) => {
+                if let Some(t) = tmp {
+                    let _ = fs::remove_file(t);
+                }
+                Err(io::Error::other(e))
+            }
+        }
+    }
+
+    /// Finishes the archive and makes it durable; on an error, nothing is left under its name
+    /// (a temporary file is removed, an upload aborted).
+    fn finish(self) -> io::Result<Archived> {
+        let bytes_in = self.writer.bytes_in();
+        let (rows, tmp) = (self.rows, self.tmp);
+        let done = self
+            .writer
+            .finish()
+            .map_err(io::Error::other)
+            .and_then(Target::commit);
+        match done {
+            Ok((name, bytes_out)) => Ok(Archived {
+                name,
+                rows,
+                bytes_in,
+                bytes_out,
+            }),
+            Err(e) => {
+                if let Some(t) = tmp {
+                    let _ = fs::remove_file(t);
+                }
+                Err(e)
+            }
+        }
+    }
+
+    /// Abandons the archive (an error while writing it).
+    fn abandon(self) {
+        drop(self.writer);
+        if let Some(t) = self.tmp {
+            let _ = fs::remove_file(t);
+        }
+    }
 }
 
 /// Temporary name of an archive being written at `path`: hidden, and unique to this process
@@ -65,13 +260,12 @@ fn is_temporary(name: &str) -> bool {
     name.starts_with('.') && name.ends_with(".tmp") && name.contains(".glyd.")
 }
 
-/// Writes `rows` (JSON lines, whole lines in each chunk) as the archive at `path`, with
-/// footer `metadata`: under a temporary name, synced, renamed into place, its folder (made if
-/// missing, under `root`) synced. Durable when this returns.
+/// Writes `rows` (JSON lines, whole lines in each chunk) as the archive at `rel` in `lake`,
+/// with footer `metadata`. Durable when this returns (see [`Target::commit`]).
 #[cfg(feature = "kafka")]
 pub(crate) fn write_archive(
-    root: &Path,
-    path: &Path,
+    lake: &Lake,
+    rel: &str,
     rows: &[Vec<u8>],
     metadata: &[(&str, &str)],
     opts: &WriteOptions,
@@ -87,19 +281,10 @@ pub(crate) fn write_archive(
     let dialect = sniff_json_lines(&sample, whole).ok_or_else(|| {
         io::Error::new(
             io::ErrorKind::InvalidData,
-            format!("{}: its rows are not JSON lines", path.display()),
+            format!("{lake}/{rel}: its rows are not JSON lines"),
         )
     })?;
-    make_dirs(root, path.parent().expect("in a folder"))?;
-    let tmp = temporary(path);
-    let file = BufWriter::with_capacity(1 << 20, File::create(&tmp)?);
-    let writer = RecordWriter::new(file, dialect, opts).map_err(io::Error::other)?;
-    let mut o = Open {
-        writer,
-        tmp,
-        path: path.to_path_buf(),
-        rows: 0,
-    };
+    let mut o = Open::start(lake, rel, dialect, opts)?;
     let written = rows
         .iter()
         .try_for_each(|c| o.writer.write_all(c))
@@ -110,41 +295,14 @@ pub(crate) fn write_archive(
             Ok(())
         });
     if let Err(e) = written {
-        let _ = fs::remove_file(&o.tmp);
+        o.abandon();
         return Err(e);
     }
     o.rows = rows
         .iter()
         .map(|c| memchr::memchr_iter(b'\n', c).count() as u64)
         .sum();
-    let tmp = o.tmp.clone();
-    let mut done = Vec::new();
-    finish(o, &mut done).inspect_err(|_| {
-        let _ = fs::remove_file(&tmp);
-    })?;
-    Ok(done.pop().expect("one archive"))
-}
-
-fn finish(o: Open, done: &mut Vec<Archived>) -> io::Result<()> {
-    let bytes_in = o.writer.bytes_in();
-    let file = o
-        .writer
-        .finish()
-        .map_err(io::Error::other)?
-        .into_inner()
-        .map_err(|e| e.into_error())?;
-    file.sync_all()?;
-    let bytes_out = file.metadata()?.len();
-    drop(file);
-    fs::rename(&o.tmp, &o.path)?;
-    sync_dir(o.path.parent().expect("in a folder"))?;
-    done.push(Archived {
-        path: o.path,
-        rows: o.rows,
-        bytes_in,
-        bytes_out,
-    });
-    Ok(())
+    o.finish()
 }
 
 /// Creates `dir` and its missing parents under `root`, syncing each parent a folder was
@@ -164,10 +322,10 @@ fn make_dirs(root: &Path, dir: &Path) -> io::Result<()> {
     }
 }
 
-/// Writes the rows of sealed segment `seg` of `stream` into archives under `root/<stream>/`
+/// Writes the rows of sealed segment `seg` of `stream` into archives under `<stream>/` of `lake`
 /// (see the module doc) and returns them; every one is durable when this returns.
 pub fn archive_segment(
-    root: &Path,
+    lake: &Lake,
     stream: &str,
     seg: &Segment,
     opts: &WriteOptions,
@@ -205,23 +363,15 @@ pub fn archive_segment(
         }
         Ok(())
     })?;
-    let base = root.join(stream);
     let mut done = Vec::new();
     for (k, ((date, hour), first)) in hours.iter().enumerate() {
-        let dir = base.join(format!("dt={date}")).join(format!("hour={hour}"));
-        make_dirs(root, &dir)?;
-        let path = dir.join(format!("{stream}-{first}-{:016}-{k}.glyd", seg.seq));
-        let tmp = temporary(&path);
-        let file = BufWriter::with_capacity(1 << 20, File::create(&tmp)?);
-        let writer = RecordWriter::new(file, dialect.clone(), opts).map_err(io::Error::other)?;
+        let rel = format!(
+            "{stream}/dt={date}/hour={hour}/{stream}-{first}-{:016}-{k}.glyd",
+            seg.seq
+        );
+        let mut o = Open::start(lake, &rel, dialect.clone(), opts)?;
         let mut last = String::new();
-        let mut o = Open {
-            writer,
-            tmp,
-            path,
-            rows: 0,
-        };
-        read_frames(&seg.path, |payload| {
+        let written = read_frames(&seg.path, |payload| {
             for row in payload.split_inclusive(|&b| b == b'\n') {
                 if partition(row) == Some((date.as_str(), hour.as_str())) {
                     o.writer.write_all(row)?;
@@ -230,16 +380,23 @@ pub fn archive_segment(
                 }
             }
             Ok(())
-        })?;
-        for (k, v) in [
-            ("glyd.sink.stream", stream),
-            ("glyd.sink.segment", &seg.seq.to_string()),
-            ("glyd.sink.first_time", first),
-            ("glyd.sink.last_time", &last),
-        ] {
-            o.writer.set_metadata(k, v).map_err(io::Error::other)?;
+        })
+        .and_then(|_| {
+            for (k, v) in [
+                ("glyd.sink.stream", stream),
+                ("glyd.sink.segment", &seg.seq.to_string()),
+                ("glyd.sink.first_time", first),
+                ("glyd.sink.last_time", &last),
+            ] {
+                o.writer.set_metadata(k, v).map_err(io::Error::other)?;
+            }
+            Ok(())
+        });
+        if let Err(e) = written {
+            o.abandon();
+            return Err(e);
         }
-        finish(o, &mut done)?;
+        done.push(o.finish()?);
     }
     Ok(done)
 }
@@ -282,15 +439,14 @@ mod tests {
         wal.append(&[rows]).unwrap();
         let seg = wal.seal().unwrap().unwrap();
         let opts = WriteOptions::default();
-        let first = archive_segment(lake.path(), "app", &seg, &opts).unwrap();
-        let names: Vec<String> = first
+        let folder = Lake::Folder(lake.path().to_path_buf());
+        let first = archive_segment(&folder, "app", &seg, &opts).unwrap();
+        let names: Vec<&str> = first
             .iter()
             .map(|a| {
-                a.path
-                    .strip_prefix(lake.path())
+                a.name
+                    .strip_prefix(&format!("{}/", lake.path().display()))
                     .unwrap()
-                    .display()
-                    .to_string()
             })
             .collect();
         assert_eq!(
@@ -301,10 +457,10 @@ mod tests {
             ]
         );
         assert_eq!(first.iter().map(|a| a.rows).sum::<u64>(), 3);
-        let bytes: Vec<Vec<u8>> = first.iter().map(|a| fs::read(&a.path).unwrap()).collect();
-        let again = archive_segment(lake.path(), "app", &seg, &opts).unwrap();
+        let bytes: Vec<Vec<u8>> = first.iter().map(|a| fs::read(&a.name).unwrap()).collect();
+        let again = archive_segment(&folder, "app", &seg, &opts).unwrap();
         for (a, b) in again.iter().zip(&bytes) {
-            assert_eq!(&fs::read(&a.path).unwrap(), b);
+            assert_eq!(&fs::read(&a.name).unwrap(), b);
         }
         let r = glyd_columnar::ArchiveReader::from_bytes(bytes[0].clone()).unwrap();
         let meta: Vec<(&str, &str)> = r

@@ -18,7 +18,7 @@ use glyd_columnar::WriteOptions;
 use tokio::sync::{oneshot, OwnedSemaphorePermit, Semaphore};
 
 use crate::event::{check_stream, Rows};
-use crate::lake::{archive_segment, remove_temporaries};
+use crate::lake::{archive_segment, Lake};
 use crate::metrics::Metrics;
 use crate::wal::{checkpoint, Segment, Wal};
 
@@ -26,7 +26,7 @@ use crate::wal::{checkpoint, Segment, Wal};
 #[derive(Clone, Debug)]
 pub struct SinkConfig {
     /// The lake: `OUT/<stream>/dt=.../hour=.../*.glyd`.
-    pub out: PathBuf,
+    pub out: Lake,
     /// The write-ahead logs, one folder per stream (default `OUT/.glyd-sink/wal`).
     pub wal: Option<PathBuf>,
     /// A log segment is sealed into archives at this many bytes of rows ...
@@ -51,7 +51,7 @@ pub struct SinkConfig {
 impl Default for SinkConfig {
     fn default() -> Self {
         Self {
-            out: PathBuf::from("lake"),
+            out: Lake::Folder(PathBuf::from("lake")),
             wal: None,
             roll_bytes: 128 << 20,
             roll_age: Duration::from_secs(60),
@@ -68,9 +68,11 @@ impl Default for SinkConfig {
 impl SinkConfig {
     /// The folder of the logs.
     pub fn wal_dir(&self) -> PathBuf {
-        self.wal
-            .clone()
-            .unwrap_or_else(|| self.out.join(".glyd-sink").join("wal"))
+        self.wal.clone().unwrap_or_else(|| match &self.out {
+            Lake::Folder(out) => out.join(".glyd-sink").join("wal"),
+            // Checked when the sink opens: a lake on a store names its log's folder.
+            Lake::Objects(_) => PathBuf::from(".glyd-sink").join("wal"),
+        })
     }
 
     /// Archive options: row groups as large as half the memory budget allows the one record
@@ -164,7 +166,16 @@ impl Sink {
     /// Opens the sink: removes temporary archives a killed run left in its streams' folders,
     /// and replays every stream's log (torn tails cut, sealed segments archived again).
     pub fn open(cfg: SinkConfig) -> io::Result<Sink> {
-        std::fs::create_dir_all(&cfg.out)?;
+        if let (Lake::Objects(_), None) = (&cfg.out, &cfg.wal) {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "the lake {} is on an object store: give the write-ahead log a local folder with --wal DIR",
+                    cfg.out
+                ),
+            ));
+        }
+        cfg.out.create()?;
         let wal_dir = cfg.wal_dir();
         std::fs::create_dir_all(&wal_dir)?;
         // Only the folders of this sink's streams: Kafka members sharing the lake write theirs.
@@ -172,7 +183,7 @@ impl Sink {
         for entry in std::fs::read_dir(&wal_dir)? {
             let name = entry?.file_name();
             if check_stream(&name.to_string_lossy()).is_ok() {
-                removed += remove_temporaries(&cfg.out.join(&name))?;
+                removed += cfg.out.remove_temporaries(&name.to_string_lossy())?;
             }
         }
         if removed > 0 {
@@ -426,7 +437,7 @@ fn archive(
                     for a in done {
                         metrics.output(name, a.bytes_in, a.bytes_out);
                         tracing::info!(
-                            archive = %a.path.display(),
+                            archive = %a.name,
                             rows = a.rows,
                             bytes_in = a.bytes_in,
                             bytes = a.bytes_out,
@@ -479,7 +490,7 @@ mod tests {
         std::fs::write(ours.join(".app-1.glyd.7.tmp"), b"half").unwrap();
         std::fs::write(kafka.join(".topic+0+1.glyd.8.tmp"), b"being written").unwrap();
         let sink = Sink::open(SinkConfig {
-            out: lake.path().to_path_buf(),
+            out: Lake::Folder(lake.path().to_path_buf()),
             ..SinkConfig::default()
         })
         .unwrap();

@@ -242,6 +242,8 @@ pub struct Upload {
     rt: tokio::runtime::Runtime,
     url: Url,
     writer: Option<WriteMultipart>,
+    /// Bytes written so far.
+    len: u64,
 }
 
 impl Upload {
@@ -255,7 +257,17 @@ impl Upload {
             rt,
             url: loc.url.clone(),
             writer: Some(WriteMultipart::new_with_chunk_size(upload, PART)),
+            len: 0,
         })
+    }
+
+    /// Bytes written so far.
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
     }
 
     /// Uploads what is left and completes the upload: the object is then visible, whole.
@@ -277,6 +289,7 @@ impl Write for Upload {
         // A full part starts uploading on the runtime's tasks.
         let _in_runtime = self.rt.enter();
         writer.write(buf);
+        self.len += buf.len() as u64;
         Ok(buf.len())
     }
 

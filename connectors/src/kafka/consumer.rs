@@ -2,7 +2,6 @@
 //! feature): the poll loop, the rebalance callbacks, the archive writer thread and the
 //! offset commits, as [`super`] describes them.
 
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -18,13 +17,14 @@ use rustc_hash::FxHashMap;
 use super::partition::{Cut, Cutting, Partition};
 use super::row::{self, push_message, Message};
 use super::{check_topic, KafkaConfig};
-use crate::lake::{remove_temporaries, write_archive, Archived};
+use crate::lake::{write_archive, Archived, Lake};
 use crate::metrics::Metrics;
 use crate::SinkConfig;
 
 /// An archive to write, and what came of writing it.
 struct Job {
-    path: PathBuf,
+    /// The archive's path under the lake.
+    rel: String,
     topic: String,
     partition: i32,
     cut: Cut,
@@ -49,7 +49,7 @@ struct State {
     /// Jobs sent and not yet answered.
     in_flight: usize,
     bytes_in_flight: usize,
-    out: PathBuf,
+    out: Lake,
     metrics: Arc<Metrics>,
     /// When a failed write or commit may be tried again.
     retry_at: Option<Instant>,
@@ -97,7 +97,7 @@ impl ConsumerContext for Context {
                 for e in tpl.elements() {
                     let p = Partition::new(e.topic(), e.partition());
                     // A killed writer's temporaries; the partition's earlier owner is done.
-                    let _ = remove_temporaries(&p.folder(&state.out));
+                    let _ = state.out.remove_temporaries(&p.folder());
                     tracing::info!(topic = e.topic(), partition = e.partition(), "assigned");
                     state
                         .partitions
@@ -182,7 +182,7 @@ impl State {
                 self.metrics.output(&d.topic, a.bytes_in, a.bytes_out);
                 self.metrics.kafka_archive(&d.topic, d.partition);
                 tracing::info!(
-                    archive = %a.path.display(),
+                    archive = %a.name,
                     rows = a.rows,
                     first = d.first,
                     last = d.last,
@@ -245,7 +245,7 @@ impl State {
             if let Some(cut) = p.ready.pop_front() {
                 p.in_flight = Some(cut.first);
                 let job = Job {
-                    path: p.archive_path(&self.out, cut.first),
+                    rel: p.archive_path(cut.first),
                     topic: p.topic.clone(),
                     partition: p.partition,
                     cut,
@@ -263,10 +263,10 @@ impl State {
 }
 
 /// Writes archives as the poll loop cuts them, one at a time.
-fn write_archives(jobs: Receiver<Job>, done: Sender<Done>, out: PathBuf, opts: WriteOptions) {
+fn write_archives(jobs: Receiver<Job>, done: Sender<Done>, out: Lake, opts: WriteOptions) {
     for job in jobs {
         let Job {
-            path,
+            rel,
             topic,
             partition,
             cut,
@@ -283,7 +283,7 @@ fn write_archives(jobs: Receiver<Job>, done: Sender<Done>, out: PathBuf, opts: W
         ];
         // A panic in the record writer fails this archive (kept, tried again), not the member.
         let written = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            write_archive(&out, &path, &cut.rows, &meta, &opts)
+            write_archive(&out, &rel, &cut.rows, &meta, &opts)
         }))
         .unwrap_or_else(|panic| {
             let why = panic
@@ -295,7 +295,7 @@ fn write_archives(jobs: Receiver<Job>, done: Sender<Done>, out: PathBuf, opts: W
                 "the record writer panicked ({why}); please report it"
             )))
         });
-        let result = written.map_err(|e| (format!("{}: {e}", path.display()), cut));
+        let result = written.map_err(|e| (format!("{out}/{rel}: {e}"), cut));
         let sent = done.send(Done {
             topic,
             partition,
@@ -423,7 +423,7 @@ pub fn run(
     consumer
         .subscribe(&topics)
         .map_err(|e| format!("subscribing to {topics:?}: {e}"))?;
-    tracing::info!(brokers = kafka.brokers, group = kafka.group, topics = ?topics, lake = %sink.out.display(), "kafka consumer started");
+    tracing::info!(brokers = kafka.brokers, group = kafka.group, topics = ?topics, lake = %sink.out, "kafka consumer started");
     let cutting = Cutting {
         roll_records: kafka.roll_records.max(1),
         roll_bytes: sink.roll_bytes.max(1),

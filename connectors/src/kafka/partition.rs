@@ -20,7 +20,6 @@
 //! so the rename replaces it. With no early cut the rewrite has the same rows too.
 
 use std::collections::VecDeque;
-use std::path::PathBuf;
 use std::time::Instant;
 
 /// Rows are gathered in chunks of about this many bytes, so that a run never moves as it
@@ -89,18 +88,19 @@ impl Partition {
         }
     }
 
-    /// The lake folder of the partition's archives, under `out`.
-    pub fn folder(&self, out: &std::path::Path) -> PathBuf {
-        out.join(&self.topic)
-            .join(format!("partition={}", self.partition))
+    /// The folder of the partition's archives, under the lake.
+    pub fn folder(&self) -> String {
+        format!("{}/partition={}", self.topic, self.partition)
     }
 
-    /// The archive of `first` offset, under `out`.
-    pub fn archive_path(&self, out: &std::path::Path, first: i64) -> PathBuf {
-        self.folder(out).join(format!(
-            "{}+{}+{first:020}.glyd",
-            self.topic, self.partition
-        ))
+    /// The path under the lake of the archive of `first` offset.
+    pub fn archive_path(&self, first: i64) -> String {
+        format!(
+            "{}/{}+{}+{first:020}.glyd",
+            self.folder(),
+            self.topic,
+            self.partition
+        )
     }
 
     /// Bytes held: rows gathered and cut.
@@ -199,8 +199,8 @@ mod tests {
         feed(&mut p, 4..10, &cut);
         assert_eq!(ranges(&p), [(0, 3, "age"), (4, 9, "chunk")]);
         assert_eq!(
-            p.archive_path(std::path::Path::new("lake"), 4),
-            PathBuf::from("lake/t/partition=0/t+0+00000000000000000004.glyd")
+            p.archive_path(4),
+            "t/partition=0/t+0+00000000000000000004.glyd"
         );
     }
 

@@ -52,6 +52,12 @@ fn cache() -> &'static Mutex<HashMap<String, Arc<ArchiveReader>>> {
     CACHE.get_or_init(Default::default)
 }
 
+/// Empties the cache of archive indexes (a benchmark's cold start; objects replaced under
+/// the same name are told apart by their version already).
+pub fn forget_archive_indexes() {
+    cache().lock().expect("no panic holds it").clear();
+}
+
 /// Fetches `ranges` of `meta`'s object, coalescing those within [`COALESCE`] of each other.
 pub async fn fetch(
     store: &Arc<dyn ObjectStore>,

@@ -35,6 +35,7 @@ use std::sync::Arc;
 use datafusion::error::Result;
 use datafusion::prelude::SessionContext;
 
+pub use fetch::forget_archive_indexes;
 pub use format::{listing_table, GlydFormat, GlydFormatFactory, GlydSource};
 pub use logs::register_log_functions;
 pub use policy::SqlPolicy;

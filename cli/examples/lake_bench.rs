@@ -37,6 +37,14 @@ use glyd_udf::{listing_table, GlydTable};
 
 type Error = Box<dyn std::error::Error>;
 
+/// The allocator `glyd sql` runs on (as `udf/examples/tpch_timing.rs`): both tables are read
+/// under it.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+/// `mi_option_purge_delay` in mimalloc.h's `mi_option_e`, as in `cli/src/main.rs`.
+const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
+
 /// A store that counts the GET requests made through it and the bytes they returned.
 #[derive(Debug)]
 struct Counting {
@@ -211,6 +219,8 @@ async fn measure(
 
 #[tokio::main]
 async fn main() -> Result<(), Error> {
+    // SAFETY: sets a plain integer option; mimalloc reads options with atomic loads.
+    unsafe { libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, -1) };
     let args: Vec<String> = std::env::args().collect();
     let usage = "usage: lake_bench lineitem.csv logs.log [RUNS]";
     let (lineitem, logs) = (args.get(1).ok_or(usage)?, args.get(2).ok_or(usage)?);

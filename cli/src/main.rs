@@ -157,9 +157,9 @@ fn run(args: &Args, ui: Ui) -> Result<bool> {
         }) => {
             #[cfg(feature = "sql")]
             {
-                // `glyd sql FILE...`: no query, so the first argument is a file.
+                // `glyd sql FILE...`: no query, so the first argument is a file (or object).
                 let (query, files) = match query {
-                    Some(q) if Path::new(q).exists() => (
+                    Some(q) if Path::new(q).exists() || glyd_connectors::store::is_url(q) => (
                         None,
                         [PathBuf::from(q)]
                             .into_iter()

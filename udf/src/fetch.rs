@@ -9,14 +9,18 @@ use std::fmt;
 use std::ops::Range;
 use std::sync::{Arc, Mutex, OnceLock};
 
+use bytes::Bytes;
 use datafusion::error::{DataFusionError, Result};
-use datafusion::object_store::{coalesce_ranges, ObjectMeta, ObjectStore, ObjectStoreExt};
+use datafusion::object_store::{ObjectMeta, ObjectStore, ObjectStoreExt};
 use datafusion::physical_plan::metrics::Count;
+use futures::{StreamExt, TryStreamExt};
 use glyd_columnar::{ArchiveReader, Error, Fetched, GroupBatches, OpenStep, RangedOpen};
 
 /// Ranges closer than this are fetched as one request: a request costs more than the bytes
 /// between two nearby chunks.
 pub const COALESCE: u64 = 64 << 10;
+/// Requests in flight at once for one fetch.
+const IN_FLIGHT: usize = 8;
 /// Archives' indexes kept, at most (a lake's listing opens each file once, then its scans).
 const CACHED: usize = 4096;
 /// Bytes of archives fetched whole kept in the cache, at most.
@@ -58,7 +62,8 @@ pub fn forget_archive_indexes() {
     cache().lock().expect("no panic holds it").clear();
 }
 
-/// Fetches `ranges` of `meta`'s object, coalescing those within [`COALESCE`] of each other.
+/// Fetches `ranges` of `meta`'s object, those within [`COALESCE`] of each other as one
+/// request, a few requests at a time; each request's bytes go into `into` as one piece.
 pub async fn fetch(
     store: &Arc<dyn ObjectStore>,
     meta: &ObjectMeta,
@@ -66,19 +71,29 @@ pub async fn fetch(
     counts: &FetchCounts,
     into: &mut Fetched,
 ) -> Result<()> {
-    let got = coalesce_ranges(
-        ranges,
-        |r| {
+    let mut sorted = ranges.to_vec();
+    sorted.sort_by_key(|r| r.start);
+    let mut merged: Vec<Range<u64>> = Vec::with_capacity(sorted.len());
+    for r in sorted {
+        match merged.last_mut() {
+            Some(last) if r.start <= last.end.saturating_add(COALESCE) => {
+                last.end = last.end.max(r.end)
+            }
+            _ => merged.push(r),
+        }
+    }
+    let got: Vec<Bytes> = futures::stream::iter(merged.iter().cloned())
+        .map(|r| {
             counts.requests.add(1);
             counts.bytes.add((r.end - r.start) as usize);
             let (store, location) = (Arc::clone(store), meta.location.clone());
             async move { store.get_range(&location, r).await }
-        },
-        COALESCE,
-    )
-    .await?;
-    for (r, bytes) in ranges.iter().zip(got) {
-        into.insert(r.start, bytes.to_vec());
+        })
+        .buffered(IN_FLIGHT)
+        .try_collect()
+        .await?;
+    for (r, bytes) in merged.iter().zip(got) {
+        into.insert(r.start, Vec::from(bytes));
     }
     Ok(())
 }
@@ -116,7 +131,8 @@ pub async fn open(
     Ok(reader)
 }
 
-/// Columns `projection` of row group `group` of `archive` (at `meta`), as batches: from the
+/// Columns `projection` of row group `group` of `archive` (at `meta`), as batches of
+/// `batch_rows` rows: from the
 /// bytes it holds, or from the chunks fetched for them (and, for a column linked to another,
 /// that one's, when the read names them).
 pub async fn read_group(
@@ -125,12 +141,13 @@ pub async fn read_group(
     archive: &ArchiveReader,
     projection: &[usize],
     group: usize,
+    batch_rows: usize,
     counts: &FetchCounts,
 ) -> Result<GroupBatches> {
     let fail = |e: Error| object_error(&meta.location, e);
     if archive.holds_all() {
         return archive
-            .read_batches_here(Some(projection), group, usize::MAX, false)
+            .read_batches_here(Some(projection), group, batch_rows, false)
             .map_err(fail);
     }
     let mut fetched = Fetched::new(meta.size);
@@ -140,7 +157,7 @@ pub async fn read_group(
     // Each round fetches a linked column's base; links do not nest deeper than columns.
     for _ in 0..=archive.row_groups()[group].columns.len() {
         fetch(store, meta, &ranges, counts, &mut fetched).await?;
-        match archive.read_batches_fetched(&fetched, Some(projection), group, usize::MAX, false) {
+        match archive.read_batches_fetched(&fetched, Some(projection), group, batch_rows, false) {
             Err(Error::Missing { ranges: more }) => ranges = more,
             read => return read.map_err(fail),
         }

@@ -170,6 +170,7 @@ impl FileFormat for GlydFormat {
             table_schema,
             predicate: None,
             metrics: ExecutionPlanMetricsSet::new(),
+            batch_rows: 8192,
         })
     }
 }
@@ -182,6 +183,8 @@ pub struct GlydSource {
     /// The query's filters, for skipping row groups (DataFusion still applies them).
     predicate: Option<Arc<dyn PhysicalExpr>>,
     metrics: ExecutionPlanMetricsSet,
+    /// Rows per batch (DataFusion's `batch_size`).
+    batch_rows: usize,
 }
 
 impl FileSource for GlydSource {
@@ -211,6 +214,7 @@ impl FileSource for GlydSource {
                 bytes: metric("bytes_fetched"),
             },
             object_bytes: metric("object_bytes"),
+            batch_rows: self.batch_rows,
         });
         ProjectionOpener::try_new(self.projection.clone(), opener, file_schema)
     }
@@ -219,9 +223,10 @@ impl FileSource for GlydSource {
         &self.table_schema
     }
 
-    fn with_batch_size(&self, _batch_size: usize) -> Arc<dyn FileSource> {
-        // A batch is a row group: its size was chosen when the archive was written.
-        Arc::new(self.clone())
+    fn with_batch_size(&self, batch_size: usize) -> Arc<dyn FileSource> {
+        let mut source = self.clone();
+        source.batch_rows = batch_size.max(1);
+        Arc::new(source)
     }
 
     fn metrics(&self) -> &ExecutionPlanMetricsSet {
@@ -233,8 +238,9 @@ impl FileSource for GlydSource {
     }
 
     fn supports_repartitioning(&self) -> bool {
-        // Byte ranges of an archive are not units a reader can start at; files are.
-        false
+        // A file split into byte ranges is read as the row groups that start in each (as
+        // Parquet's row groups are): one large archive spreads over partitions.
+        true
     }
 
     fn try_pushdown_projection(
@@ -296,6 +302,7 @@ struct GlydOpener {
     /// Requests and bytes fetched from the store, beside the sizes of the objects opened.
     counts: FetchCounts,
     object_bytes: Count,
+    batch_rows: usize,
 }
 
 impl FileOpener for GlydOpener {
@@ -306,9 +313,13 @@ impl FileOpener for GlydOpener {
         let pruning = self.pruning.clone();
         let (counted, pruned) = (self.row_groups.clone(), self.row_groups_pruned.clone());
         let (counts, object_bytes) = (self.counts.clone(), self.object_bytes.clone());
+        let batch_rows = self.batch_rows;
         Ok(Box::pin(async move {
-            let meta = file.object_meta;
-            object_bytes.add(meta.size as usize);
+            let meta = file.object_meta.clone();
+            // Counted once, by the range (or whole file) starting at its first byte.
+            if file.range.as_ref().is_none_or(|r| r.start == 0) {
+                object_bytes.add(meta.size as usize);
+            }
             let archive = fetch::open(&store, &meta, &counts).await?;
             let own = table_schema_of(&archive, &meta)?;
             // For each wanted column, its index in this archive, if it has it.
@@ -323,23 +334,34 @@ impl FileOpener for GlydOpener {
                     .unwrap_or_else(|_| vec![true; groups]),
                 None => vec![true; groups],
             };
+            // A range of the file: the row groups that start in it.
+            let in_range = |g: usize| {
+                file.range.as_ref().is_none_or(|r| {
+                    let at = archive.row_groups()[g].offset as i64;
+                    r.start <= at && at < r.end
+                })
+            };
             let kept: Vec<usize> = (0..groups)
-                .filter(|&g| keep.get(g) != Some(&false))
+                .filter(|&g| in_range(g) && keep.get(g) != Some(&false))
                 .collect();
-            counted.add(groups);
-            pruned.add(groups - kept.len());
-            // Row groups are fetched as the query pulls them (a LIMIT stops fetching), the
-            // next one's chunks in flight while this one's decode.
+            let ranged: usize = (0..groups).filter(|&g| in_range(g)).count();
+            counted.add(ranged);
+            pruned.add(ranged - kept.len());
+            // Row groups are fetched and decoded as the query pulls them (a LIMIT stops
+            // fetching), the next ones in flight meanwhile; each one's batches are made as
+            // they are read, while their arrays are in cache.
             let batches = futures::stream::iter(kept)
                 .map(move |g| {
                     let (store, meta, archive) = (store.clone(), meta.clone(), archive.clone());
                     let (read, counts) = (read.clone(), counts.clone());
                     async move {
-                        let batches = fetch::read_group(&store, &meta, &archive, &read, g, &counts)
-                            .await?
-                            .collect::<glyd_columnar::Result<Vec<_>>>()
-                            .map_err(|e| object_error(&meta.location, e))?;
-                        let batches = batches.into_iter().map(Ok::<RecordBatch, DataFusionError>);
+                        let batches = fetch::read_group(
+                            &store, &meta, &archive, &read, g, batch_rows, &counts,
+                        )
+                        .await?;
+                        let location = meta.location.clone();
+                        let batches =
+                            batches.map(move |b| b.map_err(|e| object_error(&location, e)));
                         Ok::<_, DataFusionError>(futures::stream::iter(batches))
                     }
                 })

@@ -381,6 +381,35 @@ async fn a_scan_fetches_only_the_chunks_of_the_row_groups_it_keeps() {
             "{query}: {n} bytes of {size} fetched\n{explain}"
         );
     }
+    // Split into byte ranges over four partitions, the archive reads each row group once.
+    for set in [
+        "SET datafusion.execution.target_partitions = 4",
+        "SET datafusion.optimizer.repartition_file_min_size = 1",
+    ] {
+        table_text(&ctx, set).await;
+    }
+    for query in [
+        "SELECT count(*) AS n, CAST(sum(amount) AS BIGINT) AS s, max(note) AS m FROM {t}",
+        "SELECT id, note FROM {t} WHERE id % 9973 = 1 ORDER BY id",
+    ] {
+        let got = table_text(&ctx, &query.replace("{t}", "t")).await;
+        assert_eq!(
+            got,
+            table_text(&ctx, &query.replace("{t}", "csv")).await,
+            "{query}"
+        );
+    }
+    let explain = table_text(&ctx, "EXPLAIN ANALYZE SELECT max(note) FROM t").await;
+    assert!(explain.contains("file_groups={4 groups"), "{explain}");
+    let (split, groups) = (fetched(&explain), metric(&explain, "row_groups"));
+    table_text(&ctx, "SET datafusion.execution.target_partitions = 1").await;
+    let explain = table_text(&ctx, "EXPLAIN ANALYZE SELECT max(note) FROM t").await;
+    assert!(groups > 100, "{explain}");
+    assert_eq!(metric(&explain, "row_groups"), groups, "{explain}");
+    assert!(
+        split.abs_diff(fetched(&explain)) < split / 100,
+        "{split} split"
+    );
     // A LIMIT stops fetching: far less than a scan of the same column.
     let explain = table_text(&ctx, "EXPLAIN ANALYZE SELECT note FROM t LIMIT 3").await;
     let limited = fetched(&explain);

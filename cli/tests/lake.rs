@@ -2,7 +2,8 @@
 //! archives written there by `glyd -o s3://` (multipart uploads), read back byte for byte by
 //! `glyd -dc`, `-d -o`, `inspect`, `cat` and `glyd sql` (a prefix or `-t NAME=URL`); a
 //! selective query fetches a small part of its object; a killed upload leaves no object; a
-//! store that fails a few requests is retried, one that keeps failing is named.
+//! store that resets connections or fails requests is retried, one that keeps failing is
+//! named; the sink lands acknowledged events on the store across a kill.
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -299,23 +300,39 @@ fn a_killed_upload_leaves_no_object() {
     assert!(String::from_utf8_lossy(&o.stderr).contains(url));
 }
 
-/// A proxy to `to` that answers the first `fail` requests with 503 (each on its own
-/// connection, closed) and passes the rest through: how many it failed.
-fn flaky_proxy(to: u16, fail: usize) -> (u16, Arc<AtomicUsize>) {
+/// What the flaky proxy does to a connection.
+#[derive(Clone, Copy)]
+enum Fault {
+    /// Answers its request 503 and closes.
+    Unavailable,
+    /// Reads its request and closes without an answer (a reset, to the client).
+    Close,
+}
+
+/// A proxy to `to` that serves its first connections with `faults` (one each, in order; the
+/// last repeated when `forever`) and passes the rest through: how many it faulted.
+fn flaky_proxy(to: u16, faults: Vec<Fault>, forever: bool) -> (u16, Arc<AtomicUsize>) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     let failed = Arc::new(AtomicUsize::new(0));
     let count = Arc::clone(&failed);
     std::thread::spawn(move || {
-        for client in listener.incoming().flatten() {
-            if count.load(Ordering::SeqCst) < fail {
+        for mut client in listener.incoming().flatten() {
+            let k = count.load(Ordering::SeqCst);
+            let fault = match faults.get(k) {
+                Some(f) => Some(*f),
+                None if forever => faults.last().copied(),
+                None => None,
+            };
+            if let Some(fault) = fault {
                 count.fetch_add(1, Ordering::SeqCst);
-                let mut client = client;
                 let mut head = [0u8; 4096];
                 let _ = client.read(&mut head);
-                let _ = client.write_all(
-                    b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
-                );
+                if let Fault::Unavailable = fault {
+                    let _ = client.write_all(
+                        b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+                    );
+                }
                 continue;
             }
             let Ok(server) = TcpStream::connect(("127.0.0.1", to)) else {
@@ -346,19 +363,26 @@ fn a_store_failing_some_requests_is_retried_and_one_failing_all_is_named() {
             .unwrap(),
         "upload",
     );
-    let (port, failed) = flaky_proxy(s3.port, 3);
+    // Connections reset and 503s, then the server: read through them.
+    let faults = vec![
+        Fault::Close,
+        Fault::Unavailable,
+        Fault::Close,
+        Fault::Unavailable,
+    ];
+    let (port, failed) = flaky_proxy(s3.port, faults, false);
     let back = ok(
         glyd_on(&s3)
             .env("AWS_ENDPOINT_URL", format!("http://127.0.0.1:{port}"))
             .args(["-dc", url])
             .output()
             .unwrap(),
-        "through 3 failures",
+        "through 4 failures",
     );
-    assert_eq!(failed.load(Ordering::SeqCst), 3);
+    assert_eq!(failed.load(Ordering::SeqCst), 4);
     assert!(back == std::fs::read(&log).unwrap());
     // A store that fails everything: retried, then an error naming the object and status.
-    let (port, _) = flaky_proxy(s3.port, usize::MAX);
+    let (port, _) = flaky_proxy(s3.port, vec![Fault::Unavailable], true);
     let o = glyd_on(&s3)
         .env("AWS_ENDPOINT_URL", format!("http://127.0.0.1:{port}"))
         .env("GLYD_STORE_RETRIES", "2")

@@ -27,6 +27,7 @@ pub struct RangedOpen {
     data: Fetched,
     rounds: usize,
     whole_below: u64,
+    end_guess: u64,
 }
 
 /// What [`RangedOpen::step`] found.
@@ -44,7 +45,14 @@ impl RangedOpen {
             data: Fetched::new(len),
             rounds: 0,
             whole_below: WHOLE_BELOW,
+            end_guess: END_GUESS,
         }
+    }
+
+    /// Fetches `bytes` of each end first ([`END_GUESS`] unless set; at least 16).
+    pub fn end_guess(mut self, bytes: u64) -> Self {
+        self.end_guess = bytes.max(16);
+        self
     }
 
     /// Fetches archives up to `bytes` whole ([`WHOLE_BELOW`] unless set).
@@ -75,8 +83,10 @@ impl RangedOpen {
                         offset: 0,
                     })
                 }
-                n if n <= self.whole_below || n <= 2 * END_GUESS => std::iter::once(0..n).collect(),
-                n => vec![0..END_GUESS, n - END_GUESS..n],
+                n if n <= self.whole_below || n <= 2 * self.end_guess => {
+                    std::iter::once(0..n).collect()
+                }
+                n => vec![0..self.end_guess, n - self.end_guess..n],
             }));
         }
         let lacking = match ArchiveReader::index(&self.data) {

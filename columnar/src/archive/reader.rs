@@ -89,7 +89,7 @@ impl ArchiveReader {
         let header = match parse_header(head)? {
             Some(h) => h,
             None if (head.len() as u64) < data.len() => {
-                let want = (head.len() as u64 * 2).clamp(4096, data.len());
+                let want = (head.len() as u64 * 2).max(4096).min(data.len());
                 return Err(Error::Missing {
                     ranges: std::iter::once(0..want).collect(),
                 });
@@ -136,7 +136,7 @@ impl ArchiveReader {
             Ok(())
         };
         for (i, e) in entries.iter().enumerate() {
-            let next = e.offset.clamp(at, footer_at);
+            let next = e.offset.max(at).min(footer_at);
             define(&mut at, next, &mut tables)?;
             if e.offset != at {
                 return Err(Error::corrupt(

@@ -46,13 +46,19 @@ fn example(name: &str) -> Vec<u8> {
     .unwrap()
 }
 
-#[test]
-fn every_cli_path_takes_an_s3_url() {
+/// A server with bucket `lake`, and a folder holding `HDFS_2k.log`.
+fn server_and_log() -> (S3Server, tempfile::TempDir, std::path::PathBuf) {
     let s3 = S3Server::start();
     s3.create_bucket("lake");
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("HDFS_2k.log");
     std::fs::write(&log, example("HDFS_2k.log")).unwrap();
+    (s3, dir, log)
+}
+
+#[test]
+fn every_cli_path_takes_an_s3_url() {
+    let (s3, dir, log) = server_and_log();
     let url = "s3://lake/logs/hdfs.glyd";
     // Records and plain frames, uploaded.
     ok(
@@ -349,11 +355,7 @@ fn flaky_proxy(to: u16, faults: Vec<Fault>, forever: bool) -> (u16, Arc<AtomicUs
 
 #[test]
 fn a_store_failing_some_requests_is_retried_and_one_failing_all_is_named() {
-    let s3 = S3Server::start();
-    s3.create_bucket("lake");
-    let dir = tempfile::tempdir().unwrap();
-    let log = dir.path().join("HDFS_2k.log");
-    std::fs::write(&log, example("HDFS_2k.log")).unwrap();
+    let (s3, _dir, log) = server_and_log();
     let url = "s3://lake/x.glyd";
     ok(
         glyd_on(&s3)

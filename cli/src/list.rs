@@ -4,6 +4,7 @@ use std::fs::File;
 use std::io::{Read, Seek};
 
 use anyhow::{Context, Result};
+use glyd_connectors::store;
 use glyd_core::{level_label, summarize, FrameSummary};
 
 use crate::args::Args;
@@ -78,6 +79,13 @@ pub fn run(args: &Args, ui: Ui) -> Result<bool> {
 }
 
 fn list_one(path: &std::path::Path) -> Result<Vec<FrameSummary>> {
+    if let Some(url) = path.to_str().filter(|p| store::is_url(p)) {
+        // An object is listed from a local copy: listing seeks to the index at its end.
+        let mut copy = tempfile::NamedTempFile::new()?;
+        let mut reader = store::ObjectReader::open(&store::locate(url)?)?;
+        std::io::copy(&mut reader, copy.as_file_mut()).with_context(|| url.to_string())?;
+        return list_one(copy.path()).with_context(|| url.to_string());
+    }
     let mut f = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
     let mut head = Vec::new();
     (&mut f).take(4).read_to_end(&mut head)?;

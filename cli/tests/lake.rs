@@ -1,6 +1,6 @@
 //! Every CLI path takes an object URL, against a real S3 API server (moto) on loopback:
 //! archives written there by `glyd -o s3://` (multipart uploads), read back byte for byte by
-//! `glyd -dc`, `-d -o`, `inspect`, `cat` and `glyd sql` (a prefix or `-t NAME=URL`); a
+//! `glyd -dc`, `-d -o`, `-l`, `inspect`, `cat` and `glyd sql` (a prefix or `-t NAME=URL`); a
 //! selective query fetches a small part of its object; a killed upload leaves no object; a
 //! store that resets connections or fails requests is retried, one that keeps failing is
 //! named; the sink lands acknowledged events on the store across a kill.
@@ -132,6 +132,14 @@ fn every_cli_path_takes_an_s3_url() {
     assert_eq!(
         inspect.replace(url, "X"),
         local_inspect.replace(local.to_str().unwrap(), "X")
+    );
+    let list =
+        String::from_utf8(ok(glyd_on(&s3).args(["-l", url]).output().unwrap(), "-l")).unwrap();
+    let local_list =
+        String::from_utf8(ok(glyd().arg("-l").arg(&local).output().unwrap(), "-l")).unwrap();
+    assert_eq!(
+        list.replace(url, "X"),
+        local_list.replace(local.to_str().unwrap(), "X")
     );
     let cat = ok(glyd_on(&s3).args(["cat", url]).output().unwrap(), "cat");
     assert_eq!(

@@ -237,7 +237,8 @@ impl Read for ObjectReader {
 
 /// An object written as a multipart upload: nothing is visible under its name until
 /// [`Upload::complete`] returns; dropped unfinished (an error, a signal), the upload is
-/// aborted.
+/// aborted. It blocks (driving a runtime of its own): use it from threads that are not
+/// running async tasks, as [`ObjectReader`] too.
 pub struct Upload {
     rt: tokio::runtime::Runtime,
     url: Url,

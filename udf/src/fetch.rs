@@ -38,11 +38,11 @@ pub fn object_error(location: &impl fmt::Display, e: impl fmt::Display) -> DataF
     DataFusionError::External(format!("{location}: {e}").into())
 }
 
-/// The cache's key: one version of one object (its size and, where the store gives them, its
-/// entity tag and modification time).
-fn key(meta: &ObjectMeta) -> String {
+/// The cache's key: one version of one object of one store (its size and, where the store
+/// gives them, its entity tag and modification time).
+fn key(store: &dyn ObjectStore, meta: &ObjectMeta) -> String {
     format!(
-        "{}\u{0}{}\u{0}{}\u{0}{}",
+        "{store}\u{0}{}\u{0}{}\u{0}{}\u{0}{}",
         meta.location,
         meta.size,
         meta.e_tag.as_deref().unwrap_or(""),
@@ -104,7 +104,7 @@ pub async fn open(
     meta: &ObjectMeta,
     counts: &FetchCounts,
 ) -> Result<Arc<ArchiveReader>> {
-    let key = key(meta);
+    let key = key(store.as_ref(), meta);
     if let Some(r) = cache().lock().expect("no panic holds it").get(&key) {
         return Ok(Arc::clone(r));
     }
@@ -132,9 +132,8 @@ pub async fn open(
 }
 
 /// Columns `projection` of row group `group` of `archive` (at `meta`), as batches of
-/// `batch_rows` rows: from the
-/// bytes it holds, or from the chunks fetched for them (and, for a column linked to another,
-/// that one's, when the read names them).
+/// `batch_rows` rows: from the bytes it holds, or from the chunks fetched for them (and, for
+/// a column linked to another, that one's, when the read names them).
 pub async fn read_group(
     store: &Arc<dyn ObjectStore>,
     meta: &ObjectMeta,

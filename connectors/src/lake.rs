@@ -8,7 +8,7 @@
 //! segment archived twice (a crash between its archives and its checkpoint) leaves no
 //! duplicates.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::fs::{self, File};
 use std::io::{self, BufWriter, Write};
@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use glyd_columnar::{sniff_json_lines, Dialect, RecordWriter, WriteOptions};
 
 use crate::store;
-use crate::wal::{read_frames, sync_dir, Segment};
+use crate::wal::{scan_frames, sync_dir, Segment};
 
 /// Bytes of the first frames a segment's table layout is sniffed from.
 const SNIFF_BYTES: usize = 1 << 20;
@@ -173,6 +173,28 @@ fn partition(row: &[u8]) -> Option<(&str, &str)> {
     Some((date, hour))
 }
 
+/// The rows of a frame, each with its newline.
+fn rows_of(payload: &[u8]) -> impl Iterator<Item = &[u8]> {
+    let mut start = 0;
+    memchr::memchr_iter(b'\n', payload)
+        .map(|i| i + 1)
+        .chain(std::iter::once(payload.len()))
+        .filter_map(move |end| {
+            let row = &payload[start..end];
+            start = end;
+            (!row.is_empty()).then_some(row)
+        })
+}
+
+/// A partition's date and hour as one fixed-size key.
+fn hour_key(date: &str, hour: &str) -> [u8; 12] {
+    let mut k = [0u8; 12];
+    for (d, s) in k.iter_mut().zip(date.bytes().chain(hour.bytes())) {
+        *d = s;
+    }
+    k
+}
+
 /// `2026-12-07T12:00:01.5...` as `20261207T120001Z`.
 fn stamp(row: &[u8]) -> String {
     let t = &row[9..28];
@@ -322,6 +344,63 @@ fn make_dirs(root: &Path, dir: &Path) -> io::Result<()> {
     }
 }
 
+/// The hours of a segment's rows, from one scan of it: what each archive needs to find its
+/// rows again without splitting the frames that hold none of them.
+#[derive(Default)]
+struct Hours {
+    /// (date, hour) in order of first appearance, with the first row's [`stamp`].
+    keys: Vec<((String, String), String)>,
+    /// Per hour: the offsets of its first and last frames.
+    frames: Vec<(u64, u64)>,
+    /// Offsets of the frames holding rows of more than one hour.
+    mixed: HashSet<u64>,
+}
+
+impl Hours {
+    /// Reads `seg`, returning its hours and the first [`SNIFF_BYTES`] of its rows.
+    fn scan(seg: &Segment) -> io::Result<(Hours, Vec<u8>)> {
+        let mut h = Hours::default();
+        let mut sample = Vec::new();
+        let mut last: Option<usize> = None;
+        let mut index: HashMap<[u8; 12], usize> = HashMap::new();
+        scan_frames(&seg.path, 0, |at, payload| {
+            if sample.len() < SNIFF_BYTES {
+                sample.extend_from_slice(payload);
+            }
+            let mut in_frame: Option<usize> = None;
+            for row in rows_of(payload) {
+                let Some((date, hour)) = partition(row) else {
+                    return Err(io::Error::new(
+                        io::ErrorKind::InvalidData,
+                        format!("{}: a row without its time first", seg.path.display()),
+                    ));
+                };
+                // Rows come mostly in time order: the previous row's hour first.
+                let k = match last.filter(|&k| h.keys[k].0 .0 == date && h.keys[k].0 .1 == hour) {
+                    Some(k) => k,
+                    None => *index.entry(hour_key(date, hour)).or_insert_with(|| {
+                        h.keys
+                            .push(((date.to_string(), hour.to_string()), stamp(row)));
+                        h.frames.push((at, at));
+                        h.keys.len() - 1
+                    }),
+                };
+                last = Some(k);
+                h.frames[k].1 = at;
+                match in_frame {
+                    None => in_frame = Some(k),
+                    Some(j) if j != k => {
+                        h.mixed.insert(at);
+                    }
+                    Some(_) => {}
+                }
+            }
+            Ok(true)
+        })?;
+        Ok((h, sample))
+    }
+}
+
 /// Writes the rows of sealed segment `seg` of `stream` into archives under `<stream>/` of `lake`
 /// (see the module doc) and returns them; every one is durable when this returns.
 pub fn archive_segment(
@@ -330,63 +409,50 @@ pub fn archive_segment(
     seg: &Segment,
     opts: &WriteOptions,
 ) -> io::Result<Vec<Archived>> {
-    let mut sample = Vec::new();
-    read_frames(&seg.path, |p| {
-        if sample.len() < SNIFF_BYTES {
-            sample.extend_from_slice(p);
-        }
-        Ok(())
-    })?;
+    let (hours, sample) = Hours::scan(seg)?;
     let Some(dialect) = sniff_json_lines(&sample, true) else {
         return Err(io::Error::new(
             io::ErrorKind::InvalidData,
             format!("{}: its rows are not JSON lines", seg.path.display()),
         ));
     };
-    // The hours of the segment's rows, in order of first appearance, with their first row's
-    // time: one archive each.
-    let mut hours: Vec<((String, String), String)> = Vec::new();
-    let mut seen: HashMap<(String, String), usize> = HashMap::new();
-    read_frames(&seg.path, |payload| {
-        for row in payload.split_inclusive(|&b| b == b'\n') {
-            let Some((date, hour)) = partition(row) else {
-                return Err(io::Error::new(
-                    io::ErrorKind::InvalidData,
-                    format!("{}: a row without its time first", seg.path.display()),
-                ));
-            };
-            if !seen.contains_key(&(date.to_string(), hour.to_string())) {
-                let key = (date.to_string(), hour.to_string());
-                seen.insert(key.clone(), hours.len());
-                hours.push((key, stamp(row)));
-            }
-        }
-        Ok(())
-    })?;
     let mut done = Vec::new();
-    for (k, ((date, hour), first)) in hours.iter().enumerate() {
+    for (k, ((date, hour), first)) in hours.keys.iter().enumerate() {
         let rel = format!(
             "{stream}/dt={date}/hour={hour}/{stream}-{first}-{:016}-{k}.glyd",
             seg.seq
         );
+        let (from, to) = hours.frames[k];
         let mut o = Open::start(lake, &rel, dialect.clone(), opts)?;
-        let mut last = String::new();
-        let written = read_frames(&seg.path, |payload| {
-            for row in payload.split_inclusive(|&b| b == b'\n') {
-                if partition(row) == Some((date.as_str(), hour.as_str())) {
-                    o.writer.write_all(row)?;
-                    o.rows += 1;
-                    last = stamp(row);
+        let mut last_stamp = String::new();
+        let written = scan_frames(&seg.path, from, |at, payload| {
+            let mut last: &[u8] = &[];
+            if hours.mixed.contains(&at) {
+                for row in rows_of(payload) {
+                    if partition(row) == Some((date.as_str(), hour.as_str())) {
+                        o.writer.write_all(row)?;
+                        o.rows += 1;
+                        last = row;
+                    }
                 }
+            } else if partition(payload) == Some((date.as_str(), hour.as_str())) {
+                // A frame of this hour alone: written whole.
+                o.writer.write_all(payload)?;
+                o.rows += memchr::memchr_iter(b'\n', payload).count() as u64;
+                let end = payload.len().saturating_sub(1);
+                last = &payload[memchr::memrchr(b'\n', &payload[..end]).map_or(0, |i| i + 1)..];
             }
-            Ok(())
+            if !last.is_empty() {
+                last_stamp = stamp(last);
+            }
+            Ok(at < to)
         })
         .and_then(|_| {
             for (k, v) in [
                 ("glyd.sink.stream", stream),
                 ("glyd.sink.segment", &seg.seq.to_string()),
                 ("glyd.sink.first_time", first),
-                ("glyd.sink.last_time", &last),
+                ("glyd.sink.last_time", &last_stamp),
             ] {
                 o.writer.set_metadata(k, v).map_err(io::Error::other)?;
             }
@@ -427,6 +493,51 @@ pub fn remove_temporaries(dir: &Path) -> io::Result<usize> {
 mod tests {
     use super::*;
     use crate::wal::Wal;
+
+    #[test]
+    fn frames_of_one_hour_and_mixed_frames_land_like_rows_filtered_one_by_one() {
+        let lake = tempfile::tempdir().unwrap();
+        let log = tempfile::tempdir().unwrap();
+        let (mut wal, _) = Wal::open(log.path()).unwrap();
+        let row = |h: u32, m: u32| {
+            format!("{{\"time\":\"2026-12-07T{h:02}:{m:02}:00.000000\",\"m\":{m}}}\n")
+        };
+        // Whole frames of one hour, an hour coming back after another, a mixed frame.
+        let frames: Vec<Vec<(u32, u32)>> = vec![
+            vec![(12, 1), (12, 2)],
+            vec![(13, 3)],
+            vec![(12, 4), (12, 5)],
+            vec![(14, 6), (12, 7), (13, 8)],
+            vec![(14, 9)],
+        ];
+        for f in &frames {
+            let bytes: String = f.iter().map(|&(h, m)| row(h, m)).collect();
+            wal.append(&[bytes.as_bytes()]).unwrap();
+        }
+        let seg = wal.seal().unwrap().unwrap();
+        let folder = Lake::Folder(lake.path().to_path_buf());
+        let archived = archive_segment(&folder, "app", &seg, &WriteOptions::default()).unwrap();
+        assert_eq!(archived.len(), 3);
+        for (a, hour) in archived.iter().zip([12, 13, 14]) {
+            let want: String = frames
+                .iter()
+                .flatten()
+                .filter(|&&(h, _)| h == hour)
+                .map(|&(h, m)| row(h, m))
+                .collect();
+            let mut rebuilt = Vec::new();
+            glyd_columnar::rebuild(&fs::read(&a.name).unwrap()[..], &mut rebuilt).unwrap();
+            assert_eq!(String::from_utf8(rebuilt).unwrap(), want, "hour {hour}");
+            assert_eq!(a.rows, want.lines().count() as u64);
+            let r = glyd_columnar::ArchiveReader::from_bytes(fs::read(&a.name).unwrap()).unwrap();
+            let last = want.lines().last().unwrap();
+            let stamp = format!("20261207T{}{}00Z", &last[20..22], &last[23..25]);
+            assert!(r
+                .metadata()
+                .iter()
+                .any(|(k, v)| k == "glyd.sink.last_time" && *v == stamp));
+        }
+    }
 
     #[test]
     fn rows_land_by_hour_and_again_under_the_same_names() {

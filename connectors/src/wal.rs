@@ -69,14 +69,23 @@ pub fn read_frames(
     path: &Path,
     mut frame: impl FnMut(&[u8]) -> io::Result<()>,
 ) -> io::Result<(u64, u64)> {
-    let file = File::open(path)?;
+    scan_frames(path, 0, |_, p| frame(p).map(|()| true))
+}
+
+/// Like [`read_frames`], from the frame at byte `from` (0: the first; else an offset an
+/// earlier scan passed), each frame passed with its offset, until `frame` returns false.
+pub fn scan_frames(
+    path: &Path,
+    from: u64,
+    mut frame: impl FnMut(u64, &[u8]) -> io::Result<bool>,
+) -> io::Result<(u64, u64)> {
+    let mut file = File::open(path)?;
     let len = file.metadata()?.len();
-    let mut r = BufReader::with_capacity(1 << 20, file);
     let mut magic = [0u8; 8];
     if len < SEGMENT_MAGIC.len() as u64 {
         return Ok((0, len));
     }
-    r.read_exact(&mut magic)?;
+    file.read_exact(&mut magic)?;
     if &magic != SEGMENT_MAGIC {
         return Err(io::Error::new(
             io::ErrorKind::InvalidData,
@@ -88,7 +97,12 @@ pub fn read_frames(
             ),
         ));
     }
-    let mut at = SEGMENT_MAGIC.len() as u64;
+    let mut at = (SEGMENT_MAGIC.len() as u64).max(from);
+    if at > len {
+        return Ok((at, len));
+    }
+    file.seek(SeekFrom::Start(at))?;
+    let mut r = BufReader::with_capacity(1 << 20, file);
     let mut payload = Vec::new();
     loop {
         let mut head = [0u8; FRAME_HEAD];
@@ -106,8 +120,11 @@ pub fn read_frames(
         if crc32fast::hash(&payload) != crc {
             return Ok((at, len));
         }
-        frame(&payload)?;
+        let go_on = frame(at, &payload)?;
         at += (FRAME_HEAD + n) as u64;
+        if !go_on {
+            return Ok((at, len));
+        }
     }
 }
 

@@ -98,7 +98,10 @@ field() { sed "s/.*$2=\([0-9.]*\).*/\1/" "$W/$1.result"; }
   echo "from the log behind the acks (one record writer, row groups sized to half of \`--memory\`,"
   echo "512M here); \"into archives\" is the input over the whole run, load and flush, the rate a"
   echo "sink sustains once its log backlog (4 roll sizes) is full and it pushes back. Half load"
-  echo "is the one-core run's acked MB/s halved, paced by the load generator."
+  echo "is the one-core run's acked MB/s halved, paced by the load generator. On one core the"
+  echo "acks share it with the archiving of earlier segments, so the half-load p99 depends on"
+  echo "whether a segment is being archived during the run: repeated by hand at 6db1a3e, it"
+  echo "ranged from 17.5 to 131 ms."
   echo
   echo "## Bytes in the lake"
   echo

@@ -100,7 +100,7 @@ field() { sed "s/.*$2=\([0-9.]*\).*/\1/" "$W/$1.result"; }
   echo "sink sustains once its log backlog (4 roll sizes) is full and it pushes back. Half load"
   echo "is the one-core run's acked MB/s halved, paced by the load generator. On one core the"
   echo "acks share it with the archiving of earlier segments, so the half-load p99 depends on"
-  echo "whether a segment is being archived during the run: repeated by hand at 6db1a3e, it"
+  echo "whether a segment is being archived during the run: repeated by hand at 0d18e99, it"
   echo "ranged from 17.5 to 131 ms."
   echo
   echo "## Bytes in the lake"

@@ -345,7 +345,19 @@ pub enum Command {
         /// named in queries
         #[arg(long)]
         read_only: bool,
+        /// Run the query on a Ballista cluster (`df://HOST:PORT`, its scheduler; see glyd
+        /// cluster): each FILE is a lake (an object-store URL, or a folder every executor
+        /// sees) read there
+        #[arg(long, value_name = "URL")]
+        cluster: Option<String>,
     },
+    /// Run a process of a Ballista cluster that queries lakes of archives (glyd sql --cluster)
+    ///
+    /// One scheduler plans queries; executors (any number, on any machines that reach the
+    /// scheduler and the lake's store) read the archives by ranges and run them. Object
+    /// stores are configured from each process's environment (AWS_ENDPOINT_URL, ...).
+    #[command(subcommand)]
+    Cluster(ClusterCommand),
     /// Receive events and land them as queryable record archives in a lake (a service)
     ///
     /// Fluent forward protocol (Fluent Bit and Fluentd `forward` outputs, Fluent loggers):
@@ -370,6 +382,38 @@ pub enum Command {
     /// time or timestamp key, else when it arrived), then its keys as columns (a nested object with stable
     /// keys as a column per key, `http.status`; other nested values as JSON text).
     Sink(Box<SinkArgs>),
+}
+
+/// `glyd cluster`'s processes.
+#[derive(clap::Subcommand, Debug)]
+pub enum ClusterCommand {
+    /// The scheduler: clients (glyd sql --cluster df://HOST:PORT) and executors connect here
+    Scheduler {
+        /// Address to listen on
+        #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:50050")]
+        bind: std::net::SocketAddr,
+    },
+    /// An executor: registers with the scheduler and runs the tasks it is given
+    Executor {
+        /// The scheduler's address
+        #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:50050")]
+        scheduler: String,
+        /// Host to bind (and to be reached at)
+        #[arg(long, value_name = "HOST", default_value = "127.0.0.1")]
+        bind: String,
+        /// Port serving query results and shuffle data (Arrow Flight)
+        #[arg(long, value_name = "PORT", default_value_t = 50051)]
+        flight_port: u16,
+        /// Port for the scheduler's calls (gRPC)
+        #[arg(long, value_name = "PORT", default_value_t = 50052)]
+        grpc_port: u16,
+        /// Folder for shuffle files (default: a temporary one)
+        #[arg(long, value_name = "DIR")]
+        work_dir: Option<PathBuf>,
+        /// Tasks run at once (default: one per core)
+        #[arg(long, value_name = "N", default_value_t = 0)]
+        tasks: usize,
+    },
 }
 
 /// `glyd sink`'s settings, from flags (and `--config`).

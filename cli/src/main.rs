@@ -13,6 +13,8 @@ macro_rules! note {
 mod args;
 mod bench;
 mod cleanup;
+#[cfg(feature = "cluster")]
+mod cluster;
 mod list;
 mod output;
 mod progress;
@@ -154,9 +156,23 @@ fn run(args: &Args, ui: Ui) -> Result<bool> {
             format,
             max_rows,
             read_only,
+            cluster,
         }) => {
             #[cfg(feature = "sql")]
             {
+                let settings = sql::Settings {
+                    format: *format,
+                    max_rows: *max_rows,
+                    read_only: *read_only,
+                    memory: args.memory(),
+                };
+                if let Some(url) = cluster {
+                    #[cfg(feature = "cluster")]
+                    return cluster::query(url, query.as_deref(), files, tables, settings)
+                        .map(|()| true);
+                    #[cfg(not(feature = "cluster"))]
+                    bail!("{url}: this glyd was built without the cluster feature (cargo build -p glyd-cli --features cluster)");
+                }
                 // `glyd sql FILE...`: no query, so the first argument is a file (or object).
                 let (query, files) = match query {
                     Some(q) if Path::new(q).exists() || glyd_connectors::store::is_url(q) => (
@@ -168,12 +184,6 @@ fn run(args: &Args, ui: Ui) -> Result<bool> {
                     ),
                     q => (q.as_deref(), files.clone()),
                 };
-                let settings = sql::Settings {
-                    format: *format,
-                    max_rows: *max_rows,
-                    read_only: *read_only,
-                    memory: args.memory(),
-                };
                 let session = sql::Session::new(&files, tables, settings)?;
                 return match query {
                     Some(q) => session.query(q, settings),
@@ -183,8 +193,17 @@ fn run(args: &Args, ui: Ui) -> Result<bool> {
             }
             #[cfg(not(feature = "sql"))]
             {
-                let _ = (query, files, tables, format, max_rows, read_only);
+                let _ = (query, files, tables, format, max_rows, read_only, cluster);
                 bail!("this glyd was built without the sql feature (cargo build -p glyd-cli --features sql)");
+            }
+        }
+        Some(args::Command::Cluster(process)) => {
+            #[cfg(feature = "cluster")]
+            return cluster::run(process).map(|()| true);
+            #[cfg(not(feature = "cluster"))]
+            {
+                let _ = process;
+                bail!("this glyd was built without the cluster feature (cargo build -p glyd-cli --features cluster)");
             }
         }
         None => {}

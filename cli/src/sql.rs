@@ -25,7 +25,7 @@ use crate::output::Output;
 
 /// The table name a file gives: its name up to the first dot, lowercased, with anything but
 /// letters, digits and `_` as `_` (`HDFS_2k.log_structured.csv.glyd` is `hdfs_2k`).
-fn table_name(path: &Path) -> String {
+pub(crate) fn table_name(path: &Path) -> String {
     let file = path
         .file_name()
         .map(|f| f.to_string_lossy())

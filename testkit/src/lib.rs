@@ -82,3 +82,4 @@ pub fn corpus_file(rel: &str) -> Option<PathBuf> {
 #[allow(unsafe_code)]
 pub mod kafka;
 pub mod s3;
+pub mod tpch;

@@ -165,13 +165,7 @@ impl FileFormat for GlydFormat {
     }
 
     fn file_source(&self, table_schema: TableSchema) -> Arc<dyn FileSource> {
-        Arc::new(GlydSource {
-            projection: SplitProjection::unprojected(&table_schema),
-            table_schema,
-            predicate: None,
-            metrics: ExecutionPlanMetricsSet::new(),
-            batch_rows: 8192,
-        })
+        Arc::new(GlydSource::new(table_schema, None, 8192))
     }
 }
 
@@ -185,6 +179,30 @@ pub struct GlydSource {
     metrics: ExecutionPlanMetricsSet,
     /// Rows per batch (DataFusion's `batch_size`).
     batch_rows: usize,
+}
+
+impl GlydSource {
+    /// The scan of `table_schema` that [`GlydFormat`] plans, reading `batch_rows` rows per
+    /// batch and skipping the row groups `predicate` rules out: how a plan serialized for
+    /// another process (a Ballista executor) is rebuilt there.
+    pub fn new(
+        table_schema: TableSchema,
+        predicate: Option<Arc<dyn PhysicalExpr>>,
+        batch_rows: usize,
+    ) -> Self {
+        GlydSource {
+            projection: SplitProjection::unprojected(&table_schema),
+            table_schema,
+            predicate,
+            metrics: ExecutionPlanMetricsSet::new(),
+            batch_rows: batch_rows.max(1),
+        }
+    }
+
+    /// Rows per batch.
+    pub fn batch_rows(&self) -> usize {
+        self.batch_rows
+    }
 }
 
 impl FileSource for GlydSource {

@@ -18,8 +18,10 @@
 
 #![forbid(unsafe_code)]
 
+mod codec;
 mod fetch;
 mod format;
+mod lake;
 mod logs;
 mod merge;
 pub mod policy;
@@ -35,8 +37,10 @@ use std::sync::Arc;
 use datafusion::error::Result;
 use datafusion::prelude::SessionContext;
 
+pub use codec::{GlydLogicalCodec, GlydPhysicalCodec};
 pub use fetch::forget_archive_indexes;
-pub use format::{listing_table, GlydFormat, GlydFormatFactory, GlydSource};
+pub use format::{listing_table, GlydFormat, GlydFormatFactory, GlydSource, EXTENSION};
+pub use lake::LakeTable;
 pub use logs::register_log_functions;
 pub use policy::SqlPolicy;
 pub use scan::{scan_stats, GlydScanExec, ScanStats};

@@ -222,7 +222,17 @@ async fn main() -> Result<(), Error> {
     // SAFETY: sets a plain integer option; mimalloc reads options with atomic loads.
     unsafe { libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, -1) };
     let args: Vec<String> = std::env::args().collect();
-    let usage = "usage: lake_bench lineitem.csv logs.log [RUNS]";
+    let usage = "usage: lake_bench lineitem.csv logs.log [RUNS] | --print-query q1|q6|logs";
+    if args.get(1).map(String::as_str) == Some("--print-query") {
+        let query = match args.get(2).map(String::as_str) {
+            Some("q1") => Q1,
+            Some("q6") => Q6,
+            Some("logs") => LOG_QUERY,
+            _ => return Err(usage.into()),
+        };
+        println!("{query}");
+        return Ok(());
+    }
     let (lineitem, logs) = (args.get(1).ok_or(usage)?, args.get(2).ok_or(usage)?);
     let runs: usize = args.get(3).map_or(Ok(5), |r| r.parse())?;
     let dir = tempfile::tempdir()?;

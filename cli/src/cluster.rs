@@ -236,4 +236,13 @@ pub fn query(
             .map_err(flat)?;
     }
     rt.block_on(sql::run_one(&ctx, query, settings))
+        .map_err(|e| {
+            if format!("{e:#}").contains("connect error") {
+                e.context(format!(
+                    "no scheduler answers at {url}: start one there with glyd cluster scheduler"
+                ))
+            } else {
+                e.context(format!("the query on the cluster at {url}"))
+            }
+        })
 }

@@ -244,4 +244,22 @@ fn a_cluster_answers_as_one_machine_does() {
         sql(&s3, Some(&cluster), queries[1], &tables),
         sql(&s3, None, queries[1], &tables)
     );
+    // No scheduler at the URL: said so, with what to do.
+    let o = glyd()
+        .envs(s3.env())
+        .args([
+            "sql",
+            "--cluster",
+            &format!("df://127.0.0.1:{}", free_port()),
+        ])
+        .args([queries[1], "-t", tables[0]])
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("no scheduler answers at df://127.0.0.1:"),
+        "{err}"
+    );
+    assert!(err.contains("glyd cluster scheduler"), "{err}");
 }

@@ -2,7 +2,7 @@
 //! archives written there by `glyd -o s3://` (multipart uploads), read back byte for byte by
 //! `glyd -dc`, `-d -o`, `-l`, `inspect`, `cat` and `glyd sql` (a prefix or `-t NAME=URL`); a
 //! selective query fetches a small part of its object; a killed upload leaves no object; a
-//! store that resets connections or fails requests is retried, one that keeps failing is
+//! store that resets connections, stalls or fails requests is retried, one that keeps failing is
 //! named; the sink lands acknowledged events on the store across a kill.
 
 use std::io::{Read, Write};
@@ -321,6 +321,8 @@ enum Fault {
     Unavailable,
     /// Reads its request and closes without an answer (a reset, to the client).
     Close,
+    /// Reads its request and never answers (a stalled server), holding the connection.
+    Stall,
 }
 
 /// A proxy to `to` that serves its first connections with `faults` (one each, in order; the
@@ -342,10 +344,19 @@ fn flaky_proxy(to: u16, faults: Vec<Fault>, forever: bool) -> (u16, Arc<AtomicUs
                 count.fetch_add(1, Ordering::SeqCst);
                 let mut head = [0u8; 4096];
                 let _ = client.read(&mut head);
-                if let Fault::Unavailable = fault {
-                    let _ = client.write_all(
-                        b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
-                    );
+                match fault {
+                    Fault::Unavailable => {
+                        let _ = client.write_all(
+                            b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+                        );
+                    }
+                    Fault::Stall => {
+                        std::thread::spawn(move || {
+                            std::thread::sleep(Duration::from_secs(120));
+                            drop(client);
+                        });
+                    }
+                    Fault::Close => {}
                 }
                 continue;
             }
@@ -373,10 +384,11 @@ fn a_store_failing_some_requests_is_retried_and_one_failing_all_is_named() {
             .unwrap(),
         "upload",
     );
-    // Connections reset and 503s, then the server: read through them.
+    // Connections reset, 503s and a stall, then the server: read through them.
     let faults = vec![
         Fault::Close,
         Fault::Unavailable,
+        Fault::Stall,
         Fault::Close,
         Fault::Unavailable,
     ];
@@ -384,12 +396,13 @@ fn a_store_failing_some_requests_is_retried_and_one_failing_all_is_named() {
     let back = ok(
         glyd_on(&s3)
             .env("AWS_ENDPOINT_URL", format!("http://127.0.0.1:{port}"))
+            .env("GLYD_STORE_TIMEOUT", "1s")
             .args(["-dc", url])
             .output()
             .unwrap(),
-        "through 4 failures",
+        "through 5 failures",
     );
-    assert_eq!(failed.load(Ordering::SeqCst), 4);
+    assert_eq!(failed.load(Ordering::SeqCst), 5);
     assert!(back == std::fs::read(&log).unwrap());
     // A store that fails everything: retried, then an error naming the object and status.
     let (port, _) = flaky_proxy(s3.port, vec![Fault::Unavailable], true);

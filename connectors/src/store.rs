@@ -3,7 +3,8 @@
 //! `AWS_REGION`, `AWS_ENDPOINT_URL`, `AWS_ALLOW_HTTP` for a local endpoint; `GOOGLE_*`;
 //! `AZURE_*`), so MinIO, Ceph, R2 and the like work by endpoint. Requests are retried with
 //! backoff on 5xx, throttling and timeouts (`object_store`'s retry policy; `GLYD_STORE_RETRIES`
-//! sets how many times, 10 unless set); past that, the error names the object and status. Objects are written as multipart uploads, which become visible
+//! sets how many times, 10 unless set; `GLYD_STORE_TIMEOUT` how long one request may stall, 30 s
+//! unless set); past that, the error names the object and status. Objects are written as multipart uploads, which become visible
 //! under their name only when complete.
 
 use std::io::{self, Read, Write};
@@ -13,12 +14,12 @@ use std::sync::Arc;
 use bytes::Bytes;
 use futures::stream::BoxStream;
 use futures::StreamExt;
-use object_store::aws::AmazonS3Builder;
-use object_store::azure::MicrosoftAzureBuilder;
-use object_store::gcp::GoogleCloudStorageBuilder;
+use object_store::aws::{AmazonS3Builder, AmazonS3ConfigKey};
+use object_store::azure::{AzureConfigKey, MicrosoftAzureBuilder};
+use object_store::gcp::{GoogleCloudStorageBuilder, GoogleConfigKey};
 use object_store::http::HttpBuilder;
 use object_store::path::Path as ObjectPath;
-use object_store::{ObjectStore, ObjectStoreExt, RetryConfig, WriteMultipart};
+use object_store::{ClientConfigKey, ObjectStore, ObjectStoreExt, RetryConfig, WriteMultipart};
 use url::Url;
 
 /// Bytes of an upload's parts (S3's least part is 5 MiB).
@@ -102,34 +103,44 @@ pub fn locate(url: &str) -> Result<Location, StoreError> {
     })?;
     let fail = |e: object_store::Error| StoreError::new(&parsed, e);
     let store: Arc<dyn ObjectStore> = match parsed.scheme() {
-        "s3" | "s3a" => Arc::new(
-            AmazonS3Builder::from_env()
+        "s3" | "s3a" => {
+            let mut b = AmazonS3Builder::from_env()
                 .with_retry(retry())
-                .with_url(url)
-                .build()
-                .map_err(fail)?,
-        ),
-        "gs" => Arc::new(
-            GoogleCloudStorageBuilder::from_env()
+                .with_url(url);
+            if let Some(t) = timeout() {
+                b = b.with_config(AmazonS3ConfigKey::Client(ClientConfigKey::Timeout), t);
+            }
+            Arc::new(b.build().map_err(fail)?)
+        }
+        "gs" => {
+            let mut b = GoogleCloudStorageBuilder::from_env()
                 .with_retry(retry())
-                .with_url(url)
-                .build()
-                .map_err(fail)?,
-        ),
-        "az" | "abfs" | "abfss" | "azure" | "adl" => Arc::new(
-            MicrosoftAzureBuilder::from_env()
+                .with_url(url);
+            if let Some(t) = timeout() {
+                b = b.with_config(GoogleConfigKey::Client(ClientConfigKey::Timeout), t);
+            }
+            Arc::new(b.build().map_err(fail)?)
+        }
+        "az" | "abfs" | "abfss" | "azure" | "adl" => {
+            let mut b = MicrosoftAzureBuilder::from_env()
                 .with_retry(retry())
-                .with_url(url)
-                .build()
-                .map_err(fail)?,
-        ),
-        "http" | "https" => Arc::new(
-            HttpBuilder::new()
-                .with_retry(retry())
-                .with_url(format!("{}://{}", parsed.scheme(), parsed.authority()))
-                .build()
-                .map_err(fail)?,
-        ),
+                .with_url(url);
+            if let Some(t) = timeout() {
+                b = b.with_config(AzureConfigKey::Client(ClientConfigKey::Timeout), t);
+            }
+            Arc::new(b.build().map_err(fail)?)
+        }
+        "http" | "https" => {
+            let mut b = HttpBuilder::new().with_retry(retry()).with_url(format!(
+                "{}://{}",
+                parsed.scheme(),
+                parsed.authority()
+            ));
+            if let Some(t) = timeout() {
+                b = b.with_config(ClientConfigKey::Timeout, t);
+            }
+            Arc::new(b.build().map_err(fail)?)
+        }
         other => {
             return Err(StoreError::new(
                 &parsed,
@@ -154,6 +165,12 @@ fn retry() -> RetryConfig {
         r.max_retries = n;
     }
     r
+}
+
+/// `GLYD_STORE_TIMEOUT` (`30s`, `500ms`): how long one request may take before it is
+/// abandoned and retried (object_store's default, 30 s, where unset).
+fn timeout() -> Option<String> {
+    std::env::var("GLYD_STORE_TIMEOUT").ok()
 }
 
 /// A runtime for the blocking adapters below (object stores are async).

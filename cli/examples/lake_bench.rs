@@ -33,6 +33,7 @@ use datafusion::prelude::{ParquetReadOptions, SessionContext};
 use futures::stream::BoxStream;
 use glyd_columnar::{detect, RecordWriter, WriteOptions};
 use glyd_connectors::store;
+use glyd_testkit::tpch;
 use glyd_udf::{listing_table, GlydTable};
 
 type Error = Box<dyn std::error::Error>;
@@ -114,16 +115,10 @@ impl ObjectStore for Counting {
     }
 }
 
-const Q1: &str = "select l_returnflag, l_linestatus, sum(l_quantity) as sum_qty, \
-    sum(l_extendedprice) as sum_base_price, sum(l_extendedprice * (1 - l_discount)) as sum_disc_price, \
-    sum(l_extendedprice * (1 - l_discount) * (1 + l_tax)) as sum_charge, avg(l_quantity) as avg_qty, \
-    avg(l_extendedprice) as avg_price, avg(l_discount) as avg_disc, count(*) as count_order \
-    from lineitem where l_shipdate <= date '1998-12-01' - interval '90' day \
-    group by l_returnflag, l_linestatus order by l_returnflag, l_linestatus";
-
-const Q6: &str = "select sum(l_extendedprice * l_discount) as revenue from lineitem \
-    where l_shipdate >= date '1994-01-01' and l_shipdate < date '1995-01-01' \
-    and l_discount between 0.05 and 0.07 and l_quantity < 24";
+/// A TPC-H query (testkit's text) over the table `lineitem`.
+fn lineitem_query(q: &str) -> String {
+    tpch::named(q, str::to_string)
+}
 
 const LOG_QUERY: &str = "select count(*) as n, min(time) as first, max(time) as last \
     from logs where level = 'WARN'";
@@ -225,9 +220,9 @@ async fn main() -> Result<(), Error> {
     let usage = "usage: lake_bench lineitem.csv logs.log [RUNS] | --print-query q1|q6|logs";
     if args.get(1).map(String::as_str) == Some("--print-query") {
         let query = match args.get(2).map(String::as_str) {
-            Some("q1") => Q1,
-            Some("q6") => Q6,
-            Some("logs") => LOG_QUERY,
+            Some("q1") => lineitem_query(tpch::Q1),
+            Some("q6") => lineitem_query(tpch::Q6),
+            Some("logs") => LOG_QUERY.to_string(),
             _ => return Err(usage.into()),
         };
         println!("{query}");
@@ -266,16 +261,16 @@ async fn main() -> Result<(), Error> {
     );
     println!("|---|---|---:|---:|---:|---:|");
     for (label, table, sql) in [
-        ("TPC-H Q1", "lineitem", Q1),
-        ("TPC-H Q6", "lineitem", Q6),
-        ("logs: level = 'WARN'", "logs", LOG_QUERY),
+        ("TPC-H Q1", "lineitem", lineitem_query(tpch::Q1)),
+        ("TPC-H Q6", "lineitem", lineitem_query(tpch::Q6)),
+        ("logs: level = 'WARN'", "logs", LOG_QUERY.to_string()),
     ] {
         let mut results = Vec::new();
         for (form, parquet) in [("glyd", false), ("Parquet", true)] {
             let ext = if parquet { "parquet" } else { "glyd" };
             let url = format!("s3://bench/{table}.{ext}");
             let ((requests, bytes, ms), warm, result) =
-                measure(&counting, table, &url, parquet, sql, runs).await?;
+                measure(&counting, table, &url, parquet, &sql, runs).await?;
             println!("| {label} | {form} | {requests} | {bytes} | {ms:.1} | {warm:.1} |");
             results.push(result);
         }

@@ -25,6 +25,7 @@ use datafusion::parquet::basic::{Compression, ZstdLevel};
 use datafusion::parquet::file::properties::WriterProperties;
 use datafusion::prelude::{ParquetReadOptions, SessionConfig, SessionContext};
 use glyd_columnar::{sniff, ArchiveReader, RecordWriter, WriteOptions};
+use glyd_testkit::tpch;
 use glyd_udf::GlydTable;
 
 type Error = Box<dyn std::error::Error>;
@@ -37,17 +38,6 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 /// `mi_option_purge_delay` in mimalloc.h's `mi_option_e`, as in `cli/src/main.rs`.
 const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
-
-const Q1: &str = "select l_returnflag, l_linestatus, sum(l_quantity) as sum_qty, \
-    sum(l_extendedprice) as sum_base_price, sum(l_extendedprice * (1 - l_discount)) as sum_disc_price, \
-    sum(l_extendedprice * (1 - l_discount) * (1 + l_tax)) as sum_charge, avg(l_quantity) as avg_qty, \
-    avg(l_extendedprice) as avg_price, avg(l_discount) as avg_disc, count(*) as count_order \
-    from lineitem where l_shipdate <= date '1998-12-01' - interval '90' day \
-    group by l_returnflag, l_linestatus order by l_returnflag, l_linestatus";
-
-const Q6: &str = "select sum(l_extendedprice * l_discount) as revenue from lineitem \
-    where l_shipdate >= date '1994-01-01' and l_shipdate < date '1995-01-01' \
-    and l_discount between 0.05 and 0.07 and l_quantity < 24";
 
 /// A session on `threads` threads with lineitem from `glyd` or `parquet`.
 async fn session(
@@ -230,7 +220,8 @@ fn main() -> Result<(), Error> {
             .worker_threads(threads)
             .enable_all()
             .build()?;
-        for (name, sql) in [("Q1", Q1), ("Q6", Q6)] {
+        for (name, q) in [("Q1", tpch::Q1), ("Q6", tpch::Q6)] {
+            let sql = &tpch::named(q, str::to_string);
             let (g, p) = rt.block_on(async {
                 let g_ctx = session(threads, &archive, None).await?;
                 let p_ctx = session(threads, &archive, Some(&parquet)).await?;

@@ -14,7 +14,7 @@ import os
 import re
 import sys
 
-CRATES = ["core", "columnar", "udf", "connectors", "gpu", "cli", "testkit"]
+CRATES = ["core", "columnar", "udf", "connectors", "gpu", "cli", "testkit", "python"]
 
 
 def modules(src):

@@ -44,6 +44,9 @@ FENCES = {
     ],
     "udf/src": [],           # #![forbid(unsafe_code)]
     "connectors/src": [],    # #![forbid(unsafe_code)]
+    "python/src": [
+        "buffer.rs",         # callers' Python buffers borrowed as byte slices
+    ],
     "testkit/src": [
         "kafka.rs",          # the mock Kafka cluster's rebalance delay
     ],

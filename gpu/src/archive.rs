@@ -188,6 +188,18 @@ pub fn pack_to(
     progress: &mut dyn FnMut(u64),
 ) -> Result<PackReport> {
     let base = opts.base.as_deref().map(Model::open).transpose()?;
+    pack_model(model, base.as_ref(), opts.layout, w, progress)
+}
+
+/// Packs `model` into `w` as [`pack_to`] does, against `base` (tensors that match it in
+/// name, dtype and shape may be coded as XOR), which the caller has open (or holds in memory).
+pub fn pack_model(
+    model: &Model,
+    base: Option<&Model>,
+    layout: Layout,
+    w: &mut dyn Write,
+    progress: &mut dyn FnMut(u64),
+) -> Result<PackReport> {
     w.write_all(&MAGIC)?;
     w.write_all(&[VERSION, 0, 0, 0])?;
     let mut at = HEADER_LEN;
@@ -213,8 +225,8 @@ pub fn pack_to(
     for file in &model.files {
         let mut entries = Vec::new();
         let Some(h) = &file.header else {
-            let bytes = read_range(&file.path, 0, file.len)?;
-            let (m, p) = tensor::encode(DType::U8, &bytes, opts.layout, None);
+            let bytes = file.read(0, file.len)?;
+            let (m, p) = tensor::encode(DType::U8, &bytes, layout, None);
             entries.push(put(w, EntryKind::File, &bytes, m, &p)?);
             done += file.len;
             progress(done);
@@ -225,23 +237,22 @@ pub fn pack_to(
             });
             continue;
         };
-        let (m, p) = tensor::encode(DType::U8, &h.json, opts.layout, None);
+        let (m, p) = tensor::encode(DType::U8, &h.json, layout, None);
         entries.push(put(w, EntryKind::Header, &h.json, m, &p)?);
         for part in h.parts() {
             let (start, end) = match part {
                 Part::Tensor(i) => (h.tensors[i].start, h.tensors[i].end),
                 Part::Gap { start, end } => (start, end),
             };
-            let bytes = read_range(&file.path, h.data_offset() + start, end - start)?;
+            let bytes = file.read(h.data_offset() + start, end - start)?;
             let entry = match part {
                 Part::Tensor(i) => {
                     let t = &h.tensors[i];
-                    let base_bytes = match &base {
+                    let base_bytes = match base {
                         Some(b) => b.matching_tensor(t)?,
                         None => None,
                     };
-                    let (m, p) =
-                        tensor::encode(t.dtype, &bytes, opts.layout, base_bytes.as_deref());
+                    let (m, p) = tensor::encode(t.dtype, &bytes, layout, base_bytes.as_deref());
                     report.tensors.push(TensorReport {
                         name: t.name.clone(),
                         dtype: t.dtype,
@@ -259,7 +270,7 @@ pub fn pack_to(
                     put(w, kind, &bytes, m, &p)?
                 }
                 Part::Gap { .. } => {
-                    let (m, p) = tensor::encode(DType::U8, &bytes, opts.layout, None);
+                    let (m, p) = tensor::encode(DType::U8, &bytes, layout, None);
                     put(w, EntryKind::Gap, &bytes, m, &p)?
                 }
             };
@@ -618,6 +629,23 @@ impl TensorArchive {
 
     /// Decodes one entry, checking its checksum. `base` is needed for XOR-coded tensors.
     pub fn read_entry(&self, e: &Entry, base: Option<&Model>) -> Result<Vec<u8>> {
+        let len = usize::try_from(e.raw_len)
+            .map_err(|_| Error::corrupt(e.tensor_name(), e.offset, "entry too large"))?;
+        let mut out = vec![0u8; len];
+        self.read_entry_into(e, base, &mut out)?;
+        Ok(out)
+    }
+
+    /// [`TensorArchive::read_entry`] into `out`, which must be the entry's length (a caller's
+    /// buffer: a tensor decoded where it will live).
+    pub fn read_entry_into(&self, e: &Entry, base: Option<&Model>, out: &mut [u8]) -> Result<()> {
+        if out.len() as u64 != e.raw_len {
+            return Err(Error::Usage(format!(
+                "the output holds {} bytes, the entry {}",
+                out.len(),
+                e.raw_len
+            )));
+        }
         let payload = read_range(&self.path, e.offset, e.len)?;
         let name = match &e.kind {
             EntryKind::Tensor { name, .. } => Some(name.as_str()),
@@ -640,6 +668,16 @@ impl TensorArchive {
             }
             _ => None,
         };
+        if e.method == Method::XorBase && base_bytes.is_none() {
+            let why = match base {
+                None => "pass the base it was packed against (--base; base= in Python)",
+                Some(_) => "the base given has no tensor of this name, dtype and shape: is it the one it was packed against?",
+            };
+            return Err(Error::Usage(format!(
+                "tensor '{}' was packed against a base model: {why}",
+                name.unwrap_or("?")
+            )));
+        }
         if matches!(e.method, Method::Frame | Method::XorBase) {
             // A frame's own header bounds what it expands to; check it before allocating.
             let declared = glyd_core::decompressed_size(&payload)
@@ -652,10 +690,9 @@ impl TensorArchive {
                 ));
             }
         }
-        let mut out = vec![0u8; e.raw_len as usize];
-        tensor::decode(e.method, dtype, &payload, &mut out, base_bytes.as_deref())
+        tensor::decode(e.method, dtype, &payload, out, base_bytes.as_deref())
             .map_err(|d| Error::corrupt(name, e.offset, d))?;
-        let actual = glyd_core::checksum(&out);
+        let actual = glyd_core::checksum(out);
         if actual != e.checksum {
             let hint = if e.method == Method::XorBase {
                 " (is --base the model this was packed against?)"
@@ -671,7 +708,7 @@ impl TensorArchive {
                 ),
             ));
         }
-        Ok(out)
+        Ok(())
     }
 
     /// The decoded bytes of tensor `name`.

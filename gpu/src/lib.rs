@@ -33,7 +33,7 @@ pub mod tensor;
 pub mod tiered;
 pub mod unpack;
 
-pub use archive::{pack, pack_to, PackOptions, PackReport, TensorArchive};
+pub use archive::{pack, pack_model, pack_to, PackOptions, PackReport, TensorArchive};
 pub use dtype::DType;
 pub use error::{Error, Result};
 pub use model::Model;

@@ -2,8 +2,10 @@
 //! their index JSON, config and tokenizer files beside). Headers are read and validated up
 //! front; tensor bytes are read one tensor at a time, so memory stays at one tensor.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fs::File;
+use std::io::Cursor;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
@@ -18,6 +20,25 @@ pub struct ModelFile {
     pub len: u64,
     /// The validated header, for safetensors files.
     pub header: Option<Header>,
+    /// The file's bytes, for a model held in memory ([`Model::from_bytes`]); read from `path`
+    /// otherwise.
+    pub bytes: Option<Vec<u8>>,
+}
+
+impl ModelFile {
+    /// `len` bytes at `offset` of the file (checked against it by the caller, as the header
+    /// was validated against the file's length).
+    pub fn read(&self, offset: u64, len: u64) -> Result<Cow<'_, [u8]>> {
+        match &self.bytes {
+            Some(b) => usize::try_from(offset)
+                .ok()
+                .zip(usize::try_from(offset + len).ok())
+                .and_then(|(s, e)| b.get(s..e))
+                .map(Cow::Borrowed)
+                .ok_or_else(|| Error::Usage(format!("{}: range past the end", self.name))),
+            None => read_range(&self.path, offset, len).map(Cow::Owned),
+        }
+    }
 }
 
 /// A model: its files, and where each tensor lives.
@@ -81,11 +102,36 @@ impl Model {
                 name,
                 len,
                 header,
+                bytes: None,
             });
         }
         Ok(Model {
             folder,
             files,
+            by_name,
+        })
+    }
+
+    /// A model of one safetensors file held in `bytes` (as a caller that built it in memory
+    /// has it), called `name`; its header is validated as [`Model::open`] validates a file's.
+    pub fn from_bytes(name: &str, bytes: Vec<u8>) -> Result<Model> {
+        let len = bytes.len() as u64;
+        let header = safetensors::read_header(&mut Cursor::new(&bytes), len)?;
+        let by_name = header
+            .tensors
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (t.name.clone(), (0, i)))
+            .collect();
+        Ok(Model {
+            folder: false,
+            files: vec![ModelFile {
+                path: PathBuf::from(name),
+                name: name.to_string(),
+                len,
+                header: Some(header),
+                bytes: Some(bytes),
+            }],
             by_name,
         })
     }
@@ -98,7 +144,7 @@ impl Model {
     }
 
     /// The bytes of tensor `name`, when this model has it with `dtype` and `shape`.
-    pub fn matching_tensor(&self, want: &TensorInfo) -> Result<Option<Vec<u8>>> {
+    pub fn matching_tensor(&self, want: &TensorInfo) -> Result<Option<Cow<'_, [u8]>>> {
         let Some((file, t)) = self.tensor(&want.name) else {
             return Ok(None);
         };
@@ -106,7 +152,7 @@ impl Model {
             return Ok(None);
         }
         let h = file.header.as_ref().expect("tensors come from headers");
-        read_range(&file.path, h.data_offset() + t.start, t.len()).map(Some)
+        file.read(h.data_offset() + t.start, t.len()).map(Some)
     }
 
     /// Total bytes of all files.

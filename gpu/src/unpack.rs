@@ -6,6 +6,7 @@
 //! existing folder (`replace`) checks every destination first and never follows a link inside
 //! it.
 
+use std::borrow::Cow;
 use std::collections::BTreeSet;
 use std::fs::{self, File};
 use std::io::{self, BufWriter, Read, Seek, SeekFrom, Write};
@@ -223,7 +224,7 @@ impl TensorArchive {
     }
 
     /// The base model's bytes for an XOR-coded entry.
-    fn base_tensor(&self, e: &Entry, base: Option<&Model>) -> Result<Vec<u8>> {
+    fn base_tensor<'m>(&self, e: &Entry, base: Option<&'m Model>) -> Result<Cow<'m, [u8]>> {
         let EntryKind::Tensor { name, dtype, shape } = &e.kind else {
             return Err(Error::corrupt(
                 None,

@@ -14,7 +14,7 @@ import os
 import re
 import sys
 
-CRATES = ["core", "columnar", "udf", "connectors", "gpu", "cli", "testkit", "python"]
+CRATES = ["core", "columnar", "udf", "connectors", "gpu", "cli", "testkit", "python", "capi"]
 
 
 def modules(src):

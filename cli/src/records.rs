@@ -18,7 +18,7 @@ use crate::output::{print, Output};
 use crate::progress::human_bytes;
 
 /// Bytes read before choosing how to compress: enough for hundreds of records.
-const SAMPLE: usize = 1 << 20;
+const SAMPLE: usize = glyd_columnar::auto::SAMPLE;
 
 /// Reads up to `n` bytes; the flag says whether the input ended within them.
 fn read_sample(r: &mut dyn Read, n: usize) -> io::Result<(Vec<u8>, bool)> {
@@ -156,39 +156,9 @@ pub fn compress<W: Write>(
     }
 }
 
-/// What `glyd -r` writes for `data` held in memory: the same choice as [`compress`] (records
-/// when the sample sniffs as records; for input within one sample, the smaller of records and
-/// plain).
+/// What `glyd -r` writes for `data` held in memory (see `glyd_columnar::auto`).
 pub fn compress_in_memory(data: &[u8], level: glyd_core::Level, threads: usize) -> Result<Vec<u8>> {
-    let whole = data.len() < SAMPLE;
-    let plain = Options {
-        level,
-        threads,
-        block_size: None,
-        long: false,
-    };
-    let opts = WriteOptions {
-        level,
-        threads,
-        row_group_size: glyd_columnar::DEFAULT_ROW_GROUP,
-    };
-    if glyd_columnar::parquet::sniff(data) {
-        let file = bytes::Bytes::copy_from_slice(data);
-        return Ok(glyd_columnar::parquet::archive(file, Vec::new(), &opts)?);
-    }
-    let Some(d) = detect(&data[..data.len().min(SAMPLE)], whole) else {
-        return Ok(glyd_core::compress(data, &plain)?);
-    };
-    let mut w = RecordWriter::new(Vec::new(), d, &opts)?;
-    w.write_all(data)?;
-    let records = w.finish()?;
-    if whole {
-        let flat = glyd_core::compress(data, &plain)?;
-        if flat.len() < records.len() {
-            return Ok(flat);
-        }
-    }
-    Ok(records)
+    Ok(glyd_columnar::auto::compress_records(data, level, threads)?)
 }
 
 /// Whether a stream starting with `head` is a record archive.

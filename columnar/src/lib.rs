@@ -26,6 +26,7 @@
 //! ```
 
 mod archive;
+pub mod auto;
 mod codec;
 mod column;
 mod detect;

@@ -21,6 +21,15 @@ pub const FOOTER_LEN: usize = 16;
 pub const MIN_BLOCK_LOG: u8 = 10;
 pub const MAX_BLOCK_LOG: u8 = 27;
 
+/// The most bytes one frame of `len` input bytes can take, at any level and block size: every
+/// block falls back to its raw bytes, and each costs a header and an index entry (blocks are
+/// at least 2^[`MIN_BLOCK_LOG`] bytes).
+pub fn compress_bound(len: usize) -> usize {
+    let blocks = len.div_ceil(1 << MIN_BLOCK_LOG);
+    len.saturating_add(blocks.saturating_mul(2 * BLOCK_HEADER_LEN))
+        .saturating_add(FRAME_HEADER_LEN + BLOCK_HEADER_LEN + FOOTER_LEN)
+}
+
 /// The 9-byte frame header.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct FrameHeader {

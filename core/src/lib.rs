@@ -33,6 +33,7 @@ pub use checksum::{checksum, Checksum};
 pub use decode::{decompress, decompress_into, decompress_with, decompressed_size, Decoder};
 pub use encode::Encoder;
 pub use error::{Error, Result};
+pub use frame::compress_bound;
 pub use index::{summarize, BlockEntry, BlockIndex, FrameSummary};
 pub use level::{level_label, Level, Method};
 pub use parallel::{pool, resolve_threads};

@@ -260,3 +260,32 @@ fn long_distance_matching_needs_an_entropy_level() {
         assert!(err.to_string().contains("--max or --ultra"), "{err}");
     }
 }
+
+#[test]
+fn frames_never_exceed_compress_bound() {
+    // Incompressible input at the smallest block size is the worst case: raw blocks, each
+    // with its header and index entry.
+    let mut x = 0x9E37_79B9_7F4A_7C15u64;
+    let noise: Vec<u8> = (0..300_000)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
+        })
+        .collect();
+    for len in [0, 1, 1023, 1024, 1025, 65_536, 300_000] {
+        for level in glyd_core::Level::ALL {
+            for block in [1024, 1 << 20] {
+                let opts = glyd_core::Options::new(level).with_block_size(block);
+                let frame = glyd_core::compress(&noise[..len], &opts).unwrap();
+                assert!(
+                    frame.len() <= glyd_core::compress_bound(len),
+                    "{len} bytes at {level:?}, {block}-byte blocks: {} > bound {}",
+                    frame.len(),
+                    glyd_core::compress_bound(len)
+                );
+            }
+        }
+    }
+}

@@ -4,8 +4,8 @@
 //! either layout (`docs/FORMAT.md` §8.6); the tiered layout decodes on the GPU in batches
 //! (`cuda::Gpu::decode_pages`).
 //!
-//! The C interface (`glyd_kv_*`, in [`crate::ffi`]) is what an engine written in C or C++ links
-//! against; it and the AVX-512 decode path (`bf16_avx512.rs`) are the only `unsafe` outside the CUDA module.
+//! The C interface (`glyd_kv_*`, in the capi crate) is what an engine written in C or C++
+//! links against.
 
 use crate::dtype::DType;
 use crate::tensor::{self, Layout, Method};

@@ -8,7 +8,7 @@
 //!   tiers a GPU decodes in parallel), [`tensor`] choosing between them and the core codec.
 //! - [`archive`]: packing a model file or folder into a tensor archive and reading it;
 //!   [`unpack`]: writing its files back, byte for byte, streamed and staged.
-//! - [`kv`]: KV-cache pages; [`ffi`]: their C interface.
+//! - [`kv`]: KV-cache pages (their C interface is in the capi crate).
 //! - `cuda` (feature): NVRTC kernels that decode the GPU layout on the device.
 //!
 //! `docs/FORMAT.md` §8 specifies every byte.
@@ -24,7 +24,6 @@ pub mod dense;
 mod dense_avx512;
 pub mod dtype;
 pub mod error;
-pub mod ffi;
 pub mod float;
 pub mod kv;
 pub mod model;

@@ -1,13 +1,13 @@
-//! The C interface: KV-cache pages coded and decoded from C. Every function takes raw pointers
-//! from its caller and checks them for null; the lengths it is given are trusted, as C's
-//! are, and each `unsafe` block says which of the caller's promises it relies on.
+//! KV-cache pages coded and decoded from C (glyd-gpu's `kv`). Every function takes raw
+//! pointers from its caller and checks them for null; the lengths it is given are trusted, as
+//! C's are, and each `unsafe` block says which of the caller's promises it relies on.
 
-use crate::kv::{decode_page, encode_page, page_bound, GlydKvPageShape};
+use std::ffi::c_int;
 
-/// Status codes of the C interface.
-pub const GLYD_OK: i32 = 0;
-pub const GLYD_ERR_INPUT: i32 = -1;
-pub const GLYD_ERR_SPACE: i32 = -2;
+pub use glyd_gpu::kv::GlydKvPageShape;
+use glyd_gpu::kv::{decode_page, encode_page, page_bound};
+
+use crate::error::{fail, GLYD_ERR_CORRUPT, GLYD_ERR_INPUT, GLYD_ERR_SPACE, GLYD_OK};
 
 /// C: the most bytes `glyd_kv_encode_page` writes for `shape` (0 if the shape overflows).
 ///
@@ -22,8 +22,9 @@ pub unsafe extern "C" fn glyd_kv_page_bound(shape: *const GlydKvPageShape) -> us
     page_bound(shape).unwrap_or(0)
 }
 
-/// C: codes the page at `src` (`src_len` bytes) into `dst` (`dst_cap` bytes); the coded size
-/// goes to `*written`. Returns `GLYD_OK`, `GLYD_ERR_INPUT` or `GLYD_ERR_SPACE`.
+/// C: codes the page at `src` (`src_len` bytes: tokens × heads × head_dim 16-bit values) into
+/// `dst` (`dst_cap` bytes; `glyd_kv_page_bound` is enough); the coded size goes to `*written`.
+/// Returns `GLYD_OK`, `GLYD_ERR_INPUT` or `GLYD_ERR_SPACE`.
 ///
 /// # Safety
 /// `shape` must be null or valid; `src` valid for `src_len` bytes, `dst` for `dst_cap` bytes
@@ -36,21 +37,25 @@ pub unsafe extern "C" fn glyd_kv_encode_page(
     dst: *mut u8,
     dst_cap: usize,
     written: *mut usize,
-) -> i32 {
+) -> c_int {
     if src.is_null() || dst.is_null() || written.is_null() {
-        return GLYD_ERR_INPUT;
+        return fail(GLYD_ERR_INPUT, "glyd_kv_encode_page: a null pointer");
     }
     // SAFETY: `shape` is null (then `None`) or valid, as the caller promises.
     let Some(shape) = (unsafe { shape.as_ref() }) else {
-        return GLYD_ERR_INPUT;
+        return fail(GLYD_ERR_INPUT, "glyd_kv_encode_page: the shape is null");
     };
     // SAFETY: `src` is not null and valid for `src_len` bytes, as the caller promises.
     let src = unsafe { std::slice::from_raw_parts(src, src_len) };
-    let Ok(page) = encode_page(shape, src) else {
-        return GLYD_ERR_INPUT;
+    let page = match encode_page(shape, src) {
+        Ok(page) => page,
+        Err(e) => return fail(GLYD_ERR_INPUT, format!("glyd_kv_encode_page: {e}")),
     };
     if page.len() > dst_cap {
-        return GLYD_ERR_SPACE;
+        return fail(
+            GLYD_ERR_SPACE,
+            format!("the page needs {} bytes, dst holds {dst_cap}", page.len()),
+        );
     }
     // SAFETY: `dst` is not null, valid for `dst_cap` bytes and apart from `src`.
     let dst = unsafe { std::slice::from_raw_parts_mut(dst, dst_cap) };
@@ -60,7 +65,8 @@ pub unsafe extern "C" fn glyd_kv_encode_page(
     GLYD_OK
 }
 
-/// C: decodes the coded page at `src` into `dst` (exactly the page's decoded size).
+/// C: decodes the coded page at `src` into `dst` (exactly the page's decoded size:
+/// `GLYD_ERR_SPACE` otherwise); a damaged page is `GLYD_ERR_CORRUPT`.
 ///
 /// # Safety
 /// `src` must be valid for `src_len` bytes and `dst` for `dst_len` bytes, where not null;
@@ -71,9 +77,9 @@ pub unsafe extern "C" fn glyd_kv_decode_page(
     src_len: usize,
     dst: *mut u8,
     dst_len: usize,
-) -> i32 {
+) -> c_int {
     if src.is_null() || dst.is_null() {
-        return GLYD_ERR_INPUT;
+        return fail(GLYD_ERR_INPUT, "glyd_kv_decode_page: a null pointer");
     }
     // SAFETY: `src` is not null and valid for `src_len` bytes, as the caller promises.
     let src = unsafe { std::slice::from_raw_parts(src, src_len) };
@@ -81,14 +87,15 @@ pub unsafe extern "C" fn glyd_kv_decode_page(
     let dst = unsafe { std::slice::from_raw_parts_mut(dst, dst_len) };
     match decode_page(src, dst) {
         Ok(()) => GLYD_OK,
-        Err(_) => GLYD_ERR_INPUT,
+        Err(e) if e.contains("buffer") => fail(GLYD_ERR_SPACE, format!("glyd_kv_decode_page: {e}")),
+        Err(e) => fail(GLYD_ERR_CORRUPT, format!("glyd_kv_decode_page: {e}")),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kv::page_shape;
+    use glyd_gpu::kv::page_shape;
 
     fn page(shape: &GlydKvPageShape, seed: u32) -> Vec<u8> {
         let mut s = seed | 1;
@@ -100,7 +107,7 @@ mod tests {
                 // Channels of different scale, as keys have.
                 let scale = 1.0 + (i % shape.head_dim as usize) as f32 / 8.0;
                 let x = ((s >> 8) as f32 / (1 << 24) as f32 - 0.5) * scale;
-                half::bf16::from_f32(x).to_bits().to_le_bytes()
+                ((x.to_bits() >> 16) as u16).to_le_bytes()
             })
             .collect()
     }
@@ -148,13 +155,13 @@ mod tests {
                 let rc = unsafe {
                     glyd_kv_decode_page(bad.as_ptr(), bad.len(), back.as_mut_ptr(), back.len())
                 };
-                assert!(rc == GLYD_ERR_INPUT || back == values);
+                assert!(rc == GLYD_ERR_CORRUPT || back == values);
             }
             // SAFETY: live buffers of the lengths passed, apart from each other.
             let rc = unsafe {
                 glyd_kv_decode_page(coded.as_ptr(), written, back.as_mut_ptr(), back.len() - 2)
             };
-            assert_eq!(rc, GLYD_ERR_INPUT);
+            assert_eq!(rc, GLYD_ERR_SPACE);
         }
     }
 }

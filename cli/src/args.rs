@@ -38,6 +38,7 @@ Examples:
   glyd -b app.log                 benchmark every level beside zstd and lz4
   glyd pack model.safetensors     write model.safetensors.glyd (exponents coded)
   glyd unpack model.safetensors.glyd restored.safetensors   the identical file
+  glyd pack --base step1000.pt step2000.pt   a torch.save checkpoint against the previous
 
 Exit status: 0 on success, 1 if any file failed, 2 on a usage error.";
 
@@ -237,13 +238,16 @@ pub enum TensorLayout {
 /// Commands on record archives and tensor archives.
 #[derive(Subcommand, Debug)]
 pub enum Command {
-    /// Pack a safetensors model (a file, or a folder of shards) into a tensor archive
+    /// Pack a model (a safetensors file, a folder of shards, or a torch.save checkpoint) into
+    /// a tensor archive
     ///
     /// bf16, fp16 and fp32 tensors have their exponents coded and their sign and mantissa
-    /// kept verbatim; other dtypes go through glyd --max. `glyd unpack` writes back every file
-    /// byte for byte.
+    /// kept verbatim; other dtypes go through glyd --max. A torch.save checkpoint (.pt, the
+    /// optimizer state included) has its storages coded as tensors, their dtypes read from its
+    /// pickle without running it. `glyd unpack` writes back every file byte for byte.
     Pack {
-        /// A .safetensors file, or a folder holding them (with index JSON, config, ...)
+        /// A .safetensors file, a torch.save checkpoint, or a folder holding them (with index
+        /// JSON, config, ...)
         #[arg(value_name = "MODEL")]
         input: PathBuf,
         /// Archive to write (default: MODEL.glyd)

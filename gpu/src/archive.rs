@@ -13,8 +13,9 @@ use glyd_core::varint;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::model::{read_range, Model};
-use crate::safetensors::Part;
+use crate::safetensors::{Part, TensorInfo};
 use crate::tensor::{self, Layout, Method};
+use crate::torchzip::TorchPart;
 use crate::{dense, tiered};
 
 /// First bytes of a tensor archive: `\x89GLT`.
@@ -67,11 +68,22 @@ impl Entry {
     }
 }
 
+/// What a packed file was (`docs/FORMAT.md` §8.2), which says how its entries make it.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum FileKind {
+    /// Any other file: one whole-file entry.
+    Other = 0,
+    /// A safetensors file: its header JSON, then tensors and gaps.
+    Safetensors = 1,
+    /// A `torch.save` checkpoint: storages (as tensors) and gaps, covering the file.
+    TorchZip = 2,
+}
+
 /// One packed file: its entries in file order.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FileRecord {
     pub name: String,
-    pub safetensors: bool,
+    pub kind: FileKind,
     pub entries: Vec<Entry>,
 }
 
@@ -79,7 +91,11 @@ impl FileRecord {
     /// Bytes of the unpacked file.
     pub fn len(&self) -> u64 {
         let body: u64 = self.entries.iter().map(|e| e.raw_len).sum();
-        body + if self.safetensors { 8 } else { 0 }
+        body + if self.kind == FileKind::Safetensors {
+            8
+        } else {
+            0
+        }
     }
 
     /// True for an empty file.
@@ -224,6 +240,61 @@ pub fn pack_model(
     };
     for file in &model.files {
         let mut entries = Vec::new();
+        if let Some(parts) = &file.torch {
+            for part in parts {
+                let entry = match part {
+                    TorchPart::Gap { start, end } => {
+                        let bytes = file.read(*start, end - start)?;
+                        let (m, p) = tensor::encode(DType::U8, &bytes, layout, None);
+                        put(w, EntryKind::Gap, &bytes, m, &p)?
+                    }
+                    TorchPart::Storage {
+                        start,
+                        end,
+                        name,
+                        dtype,
+                    } => {
+                        let bytes = file.read(*start, end - start)?;
+                        let info = TensorInfo {
+                            name: name.clone(),
+                            dtype: *dtype,
+                            shape: vec![(end - start) / dtype.size() as u64],
+                            start: 0,
+                            end: end - start,
+                        };
+                        let base_bytes = match base {
+                            Some(b) => b.matching_tensor(&info)?,
+                            None => None,
+                        };
+                        let (m, p) = tensor::encode(*dtype, &bytes, layout, base_bytes.as_deref());
+                        report.tensors.push(TensorReport {
+                            name: name.clone(),
+                            dtype: *dtype,
+                            elements: info.elements(),
+                            bytes: info.len(),
+                            packed: p.len() as u64,
+                            method: m,
+                            floor_bits: floor_bits(*dtype, &bytes),
+                        });
+                        let kind = EntryKind::Tensor {
+                            name: name.clone(),
+                            dtype: *dtype,
+                            shape: info.shape.clone(),
+                        };
+                        put(w, kind, &bytes, m, &p)?
+                    }
+                };
+                entries.push(entry);
+                done += part_len(part);
+                progress(done);
+            }
+            records.push(FileRecord {
+                name: file.name.clone(),
+                kind: FileKind::TorchZip,
+                entries,
+            });
+            continue;
+        }
         let Some(h) = &file.header else {
             let bytes = file.read(0, file.len)?;
             let (m, p) = tensor::encode(DType::U8, &bytes, layout, None);
@@ -232,7 +303,7 @@ pub fn pack_model(
             progress(done);
             records.push(FileRecord {
                 name: file.name.clone(),
-                safetensors: false,
+                kind: FileKind::Other,
                 entries,
             });
             continue;
@@ -282,7 +353,7 @@ pub fn pack_model(
         progress(done);
         records.push(FileRecord {
             name: file.name.clone(),
-            safetensors: true,
+            kind: FileKind::Safetensors,
             entries,
         });
     }
@@ -296,6 +367,12 @@ pub fn pack_model(
     Ok(report)
 }
 
+fn part_len(p: &TorchPart) -> u64 {
+    match p {
+        TorchPart::Gap { start, end } | TorchPart::Storage { start, end, .. } => end - start,
+    }
+}
+
 fn put_str(out: &mut Vec<u8>, s: &str) {
     varint::put(out, s.len() as u64);
     out.extend_from_slice(s.as_bytes());
@@ -306,7 +383,7 @@ fn write_index(folder: bool, files: &[FileRecord]) -> Vec<u8> {
     varint::put(&mut out, files.len() as u64);
     for f in files {
         put_str(&mut out, &f.name);
-        out.push(u8::from(f.safetensors));
+        out.push(f.kind as u8);
         varint::put(&mut out, f.entries.len() as u64);
         for e in &f.entries {
             match &e.kind {
@@ -382,7 +459,12 @@ fn read_index(src: &[u8], base: u64, body_end: u64) -> Result<(bool, Vec<FileRec
     let mut files = Vec::with_capacity(n);
     for _ in 0..n {
         let name = r.string()?;
-        let safetensors = r.byte()? == 1;
+        let file_kind = match r.byte()? {
+            0 => FileKind::Other,
+            1 => FileKind::Safetensors,
+            2 => FileKind::TorchZip,
+            k => return Err(r.bad(format!("file '{name}' has an unknown kind {k}"))),
+        };
         let m = r.count("entry")?;
         let mut entries = Vec::with_capacity(m);
         for j in 0..m {
@@ -416,12 +498,12 @@ fn read_index(src: &[u8], base: u64, body_end: u64) -> Result<(bool, Vec<FileRec
                 len,
                 checksum: u32::from_le_bytes(c),
             };
-            check_entry(&e, safetensors, j, body_end).map_err(|d| r.bad(d))?;
+            check_entry(&e, file_kind, j, body_end).map_err(|d| r.bad(d))?;
             entries.push(e);
         }
         files.push(FileRecord {
             name,
-            safetensors,
+            kind: file_kind,
             entries,
         });
     }
@@ -468,7 +550,7 @@ fn check_names(folder: bool, files: &[FileRecord]) -> Result<(), String> {
     Ok(())
 }
 
-fn check_entry(e: &Entry, safetensors: bool, j: usize, body_end: u64) -> Result<(), String> {
+fn check_entry(e: &Entry, kind: FileKind, j: usize, body_end: u64) -> Result<(), String> {
     let label = entry_label(e);
     if e.offset < HEADER_LEN || e.offset.checked_add(e.len).is_none_or(|end| end > body_end) {
         return Err(format!(
@@ -476,9 +558,12 @@ fn check_entry(e: &Entry, safetensors: bool, j: usize, body_end: u64) -> Result<
             e.offset, e.len
         ));
     }
-    let expected_kind = match (&e.kind, safetensors, j) {
-        (EntryKind::Header, true, 0) | (EntryKind::File, false, 0) => true,
-        (EntryKind::Tensor { .. } | EntryKind::Gap, true, j) => j > 0,
+    let expected_kind = match (&e.kind, kind, j) {
+        (EntryKind::Header, FileKind::Safetensors, 0) | (EntryKind::File, FileKind::Other, 0) => {
+            true
+        }
+        (EntryKind::Tensor { .. } | EntryKind::Gap, FileKind::Safetensors, j) => j > 0,
+        (EntryKind::Tensor { .. } | EntryKind::Gap, FileKind::TorchZip, _) => true,
         _ => false,
     };
     if !expected_kind {

@@ -27,9 +27,11 @@ pub mod error;
 pub mod float;
 pub mod kv;
 pub mod model;
+mod pickle;
 pub mod safetensors;
 pub mod tensor;
 pub mod tiered;
+pub mod torchzip;
 pub mod unpack;
 
 pub use archive::{pack, pack_model, pack_to, PackOptions, PackReport, TensorArchive};

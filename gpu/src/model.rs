@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
 use crate::safetensors::{self, Header, TensorInfo};
+use crate::torchzip::{self, TorchPart};
 
 /// One file of a model.
 pub struct ModelFile {
@@ -20,12 +21,77 @@ pub struct ModelFile {
     pub len: u64,
     /// The validated header, for safetensors files.
     pub header: Option<Header>,
+    /// A `torch.save` checkpoint's parts: its storages and the bytes between them.
+    pub torch: Option<Vec<TorchPart>>,
     /// The file's bytes, for a model held in memory ([`Model::from_bytes`]); read from `path`
     /// otherwise.
     pub bytes: Option<Vec<u8>>,
 }
 
 impl ModelFile {
+    fn safetensors(
+        path: PathBuf,
+        name: String,
+        len: u64,
+        h: Header,
+        bytes: Option<Vec<u8>>,
+    ) -> Self {
+        ModelFile {
+            path,
+            name,
+            len,
+            header: Some(h),
+            torch: None,
+            bytes,
+        }
+    }
+
+    fn torch(
+        path: PathBuf,
+        name: String,
+        len: u64,
+        parts: Vec<TorchPart>,
+        bytes: Option<Vec<u8>>,
+    ) -> Self {
+        ModelFile {
+            path,
+            name,
+            len,
+            header: None,
+            torch: Some(parts),
+            bytes,
+        }
+    }
+
+    /// Adds this file's tensors (file number `f`) to `by_name`; a name already there keeps
+    /// its first file.
+    fn index(&self, f: usize, by_name: &mut HashMap<String, (usize, TensorInfo, u64)>) {
+        if let Some(h) = &self.header {
+            for t in &h.tensors {
+                let at = h.data_offset() + t.start;
+                by_name.entry(t.name.clone()).or_insert((f, t.clone(), at));
+            }
+        }
+        for p in self.torch.iter().flatten() {
+            if let TorchPart::Storage {
+                start,
+                end,
+                name,
+                dtype,
+            } = p
+            {
+                let info = TensorInfo {
+                    name: name.clone(),
+                    dtype: *dtype,
+                    shape: vec![(end - start) / dtype.size() as u64],
+                    start: 0,
+                    end: end - start,
+                };
+                by_name.entry(name.clone()).or_insert((f, info, *start));
+            }
+        }
+    }
+
     /// `len` bytes at `offset` of the file (checked against it by the caller, as the header
     /// was validated against the file's length).
     pub fn read(&self, offset: u64, len: u64) -> Result<Cow<'_, [u8]>> {
@@ -46,11 +112,18 @@ pub struct Model {
     /// True when the model is a folder (unpacking then writes a folder).
     pub folder: bool,
     pub files: Vec<ModelFile>,
-    by_name: HashMap<String, (usize, usize)>,
+    /// Each tensor's file, description and first byte in that file.
+    by_name: HashMap<String, (usize, TensorInfo, u64)>,
 }
 
 fn is_safetensors(p: &Path) -> bool {
     p.extension().is_some_and(|e| e == "safetensors")
+}
+
+/// In a folder, the files whose name says `torch.save` wrote them.
+fn is_checkpoint(p: &Path) -> bool {
+    p.extension()
+        .is_some_and(|e| e == "pt" || e == "pth" || e == "bin" || e == "ckpt")
 }
 
 impl Model {
@@ -87,23 +160,33 @@ impl Model {
                     .unwrap_or_default()
             };
             let len = std::fs::metadata(&p)?.len();
-            let header = if is_safetensors(&p) || !folder {
+            let mut head = [0u8; 4];
+            let got = File::open(&p)?.read(&mut head)?;
+            let file = if torchzip::is_zip(&head[..got]) && (!folder || is_checkpoint(&p)) {
+                let mut read = |o, n| read_range(&p, o, n).map_err(|e| e.to_string());
+                let parts = torchzip::parts(len, &mut read).map_err(|d| {
+                    Error::Usage(format!(
+                        "{}: not a safetensors file or a torch.save checkpoint ({d})",
+                        p.display()
+                    ))
+                })?;
+                ModelFile::torch(p, name, len, parts, None)
+            } else if is_safetensors(&p) || !folder {
                 let mut f = File::open(&p)?;
                 let h = safetensors::read_header(&mut f, len).map_err(|e| in_file(&p, e))?;
-                for (i, t) in h.tensors.iter().enumerate() {
-                    by_name.entry(t.name.clone()).or_insert((files.len(), i));
-                }
-                Some(h)
+                ModelFile::safetensors(p, name, len, h, None)
             } else {
-                None
+                ModelFile {
+                    path: p,
+                    name,
+                    len,
+                    header: None,
+                    torch: None,
+                    bytes: None,
+                }
             };
-            files.push(ModelFile {
-                path: p,
-                name,
-                len,
-                header,
-                bytes: None,
-            });
+            file.index(files.len(), &mut by_name);
+            files.push(file);
         }
         Ok(Model {
             folder,
@@ -112,47 +195,54 @@ impl Model {
         })
     }
 
-    /// A model of one safetensors file held in `bytes` (as a caller that built it in memory
-    /// has it), called `name`; its header is validated as [`Model::open`] validates a file's.
+    /// A model of one file held in `bytes` (as a caller that built it in memory has it), called
+    /// `name`: a safetensors file, or a `torch.save` checkpoint (a zip); validated as
+    /// [`Model::open`] validates a file.
     pub fn from_bytes(name: &str, bytes: Vec<u8>) -> Result<Model> {
         let len = bytes.len() as u64;
-        let header = safetensors::read_header(&mut Cursor::new(&bytes), len)?;
-        let by_name = header
-            .tensors
-            .iter()
-            .enumerate()
-            .map(|(i, t)| (t.name.clone(), (0, i)))
-            .collect();
+        let file = if torchzip::is_zip(&bytes) {
+            let mut read = |o: u64, n: u64| -> std::result::Result<Vec<u8>, String> {
+                usize::try_from(o)
+                    .ok()
+                    .zip(o.checked_add(n).and_then(|e| usize::try_from(e).ok()))
+                    .and_then(|(s, e)| bytes.get(s..e))
+                    .map(<[u8]>::to_vec)
+                    .ok_or_else(|| format!("range {o}+{n} past the end"))
+            };
+            let parts = torchzip::parts(len, &mut read)
+                .map_err(|d| Error::Usage(format!("{name}: not a torch.save checkpoint ({d})")))?;
+            ModelFile::torch(PathBuf::from(name), name.to_string(), len, parts, None)
+        } else {
+            let header = safetensors::read_header(&mut Cursor::new(&bytes), len)?;
+            ModelFile::safetensors(PathBuf::from(name), name.to_string(), len, header, None)
+        };
+        let mut by_name = HashMap::new();
+        file.index(0, &mut by_name);
         Ok(Model {
             folder: false,
             files: vec![ModelFile {
-                path: PathBuf::from(name),
-                name: name.to_string(),
-                len,
-                header: Some(header),
                 bytes: Some(bytes),
+                ..file
             }],
             by_name,
         })
     }
 
-    /// The tensor called `name`: its file and header entry.
+    /// The tensor called `name`: its file and description.
     pub fn tensor(&self, name: &str) -> Option<(&ModelFile, &TensorInfo)> {
-        let &(f, t) = self.by_name.get(name)?;
-        let file = &self.files[f];
-        Some((file, &file.header.as_ref()?.tensors[t]))
+        let (f, t, _) = self.by_name.get(name)?;
+        Some((&self.files[*f], t))
     }
 
     /// The bytes of tensor `name`, when this model has it with `dtype` and `shape`.
     pub fn matching_tensor(&self, want: &TensorInfo) -> Result<Option<Cow<'_, [u8]>>> {
-        let Some((file, t)) = self.tensor(&want.name) else {
+        let Some((f, t, at)) = self.by_name.get(&want.name) else {
             return Ok(None);
         };
         if t.dtype != want.dtype || t.shape != want.shape {
             return Ok(None);
         }
-        let h = file.header.as_ref().expect("tensors come from headers");
-        file.read(h.data_offset() + t.start, t.len()).map(Some)
+        self.files[*f].read(*at, t.len()).map(Some)
     }
 
     /// Total bytes of all files.

@@ -25,6 +25,7 @@ fn _glyd(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(records::write_records, m)?)?;
     m.add_class::<records::Archive>()?;
     m.add_function(wrap_pyfunction!(tensors::save_tensors, m)?)?;
+    m.add_function(wrap_pyfunction!(tensors::pack_bytes, m)?)?;
     m.add_class::<tensors::TensorFile>()?;
     m.add_function(wrap_pyfunction!(tensors::kv_encode_page, m)?)?;
     m.add_function(wrap_pyfunction!(tensors::kv_page_shape, m)?)?;

@@ -96,22 +96,7 @@ pub fn save_tensors(
             .map(|b| b.model(&[]))
             .transpose()
             .map_err(errors::tensors)?;
-        let dir = path
-            .parent()
-            .filter(|p| !p.as_os_str().is_empty())
-            .unwrap_or(Path::new("."));
-        let tmp = tempfile::Builder::new()
-            .prefix(".glyd-")
-            .tempfile_in(dir)
-            .map_err(|e| errors::io(&name, e))?;
-        let mut w = std::io::BufWriter::with_capacity(1 << 20, tmp.as_file());
-        let report = glyd_gpu::pack_model(&model, base.as_ref(), layout, &mut w, &mut |_| {})
-            .map_err(errors::tensors)?;
-        w.flush().map_err(|e| errors::io(&name, e))?;
-        drop(w);
-        tmp.as_file().sync_all().map_err(|e| errors::io(&name, e))?;
-        tmp.persist(&path).map_err(|e| errors::io(&name, e.error))?;
-        Ok(report.archive_bytes)
+        write_archive(&path, &name, &model, base.as_ref(), layout)
     })
 }
 
@@ -164,6 +149,43 @@ impl TensorFile {
         Ok(PyBytes::new(py, &json))
     }
 
+    /// The archive's one file written back whole (a `torch.save` checkpoint or safetensors
+    /// file, byte for byte), into a new bytearray; `base` (the file it was packed against, as
+    /// bytes) when it was packed against one.
+    #[pyo3(signature = (base = None))]
+    fn unpack<'py>(
+        &self,
+        py: Python<'py>,
+        base: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyByteArray>> {
+        if self.archive.files.len() != 1 {
+            return Err(PyValueError::new_err(format!(
+                "{}: a folder of {} files; unpack it with `glyd unpack`",
+                self.name,
+                self.archive.files.len()
+            )));
+        }
+        let base = base.map(Borrowed::read).transpose()?;
+        let len = usize::try_from(self.archive.files[0].len())
+            .map_err(|_| CorruptError::new_err(format!("{}: file too large", self.name)))?;
+        PyByteArray::new_with(py, len, |out| {
+            py.detach(|| -> glyd_gpu::Result<()> {
+                let base = base
+                    .as_ref()
+                    .map(|b| Model::from_bytes("base", b.bytes().to_vec()))
+                    .transpose()?;
+                let mut w = &mut out[..];
+                self.archive
+                    .write_file(0, &mut w, base.as_ref(), &mut |_| {})?;
+                if !w.is_empty() {
+                    return Err(glyd_gpu::Error::Usage("the file came back short".into()));
+                }
+                Ok(())
+            })
+            .map_err(|e| errors::in_file(py, &self.name, errors::tensors(e)))
+        })
+    }
+
     /// Tensor `name`'s bytes, in a new (writable) bytearray. `base` (tensors in the form
     /// `save_tensors` takes) is needed when it was saved against one.
     #[pyo3(signature = (name, base = None))]
@@ -190,6 +212,59 @@ impl TensorFile {
             .map_err(|e| errors::in_file(py, &self.name, errors::tensors(e)))
         })
     }
+}
+
+/// Packs one file held in `data` (a `torch.save` checkpoint or a safetensors file) as a
+/// tensor archive at `path`, named `name` inside it, coded against `base` (the same kind of
+/// file) where storages match. Returns the archive's size.
+#[pyfunction]
+#[pyo3(signature = (path, data, name, base = None))]
+pub fn pack_bytes(
+    py: Python<'_>,
+    path: PathBuf,
+    data: &Bound<'_, PyAny>,
+    name: &str,
+    base: Option<&Bound<'_, PyAny>>,
+) -> PyResult<u64> {
+    let data = Borrowed::read(data)?;
+    let base = base.map(Borrowed::read).transpose()?;
+    let shown = path.display().to_string();
+    py.detach(|| -> PyResult<u64> {
+        let model = Model::from_bytes(name, data.bytes().to_vec()).map_err(errors::tensors)?;
+        let base = base
+            .as_ref()
+            .map(|b| Model::from_bytes("base", b.bytes().to_vec()))
+            .transpose()
+            .map_err(errors::tensors)?;
+        write_archive(&path, &shown, &model, base.as_ref(), Layout::Dense)
+    })
+}
+
+/// Writes `model` as a tensor archive at `path` (a temporary file beside it, synced and
+/// renamed into place); returns its size.
+fn write_archive(
+    path: &Path,
+    name: &str,
+    model: &Model,
+    base: Option<&Model>,
+    layout: Layout,
+) -> PyResult<u64> {
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let tmp = tempfile::Builder::new()
+        .prefix(".glyd-")
+        .tempfile_in(dir)
+        .map_err(|e| errors::io(name, e))?;
+    let mut w = std::io::BufWriter::with_capacity(1 << 20, tmp.as_file());
+    let report =
+        glyd_gpu::pack_model(model, base, layout, &mut w, &mut |_| {}).map_err(errors::tensors)?;
+    w.flush().map_err(|e| errors::io(name, e))?;
+    drop(w);
+    tmp.as_file().sync_all().map_err(|e| errors::io(name, e))?;
+    tmp.persist(path).map_err(|e| errors::io(name, e.error))?;
+    Ok(report.archive_bytes)
 }
 
 fn kv_shape(

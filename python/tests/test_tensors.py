@@ -129,3 +129,48 @@ def test_bad_tensor_files_and_arguments(tmp_path):
     with pytest.raises(TypeError, match="metadata"):
         glyd.torch.save_file({"a": torch.ones(1)}, tmp_path / "x.glyd", metadata={"n": 1})
     assert not (tmp_path / "x.glyd").exists()
+
+
+def _trained(seed, steps, dtype=torch.bfloat16):
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(64, 128), torch.nn.ReLU(), torch.nn.Linear(128, 10)).to(dtype)
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
+    gen = torch.Generator().manual_seed(seed)
+    for _ in range(steps):
+        loss = model(torch.randn(8, 64, generator=gen, dtype=dtype)).float().pow(2).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    return {"model": model.state_dict(), "optim": opt.state_dict(), "step": steps}
+
+
+def _equal_state(a, b):
+    if torch.is_tensor(a):
+        return torch.is_tensor(b) and a.dtype == b.dtype and torch.equal(a.view(-1).view(torch.uint8), b.view(-1).view(torch.uint8))
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(_equal_state(a[k], b[k]) for k in a)
+    if isinstance(a, (list, tuple)):
+        return len(a) == len(b) and all(_equal_state(x, y) for x, y in zip(a, b))
+    return a == b
+
+
+def test_torch_save_checkpoints_round_trip_and_pack_against_a_base(tmp_path, glyd_cli):
+    first, second = _trained(1, 3), _trained(1, 4)
+    a, b, plain = tmp_path / "a.glyd", tmp_path / "b.glyd", tmp_path / "plain.glyd"
+    glyd.torch.save_pt(first, a)
+    assert _equal_state(glyd.torch.load_pt(a), first)
+    # The base as a .pt file, as torch.save wrote it.
+    base_pt = tmp_path / "first.pt"
+    torch.save(first, base_pt)
+    glyd.torch.save_pt(second, b, base=base_pt)
+    glyd.torch.save_pt(second, plain)
+    assert b.stat().st_size < plain.stat().st_size
+    assert _equal_state(glyd.torch.load_pt(b, base=base_pt), second)
+    with pytest.raises(ValueError, match="base"):
+        glyd.torch.load_pt(b)
+    # `glyd pack` of a .pt file and `glyd unpack` give the identical file back, which
+    # glyd.torch.load_pt reads too.
+    run(glyd_cli, "pack", base_pt, tmp_path / "cli.glyd")
+    run(glyd_cli, "unpack", tmp_path / "cli.glyd", tmp_path / "back.pt")
+    assert (tmp_path / "back.pt").read_bytes() == base_pt.read_bytes()
+    assert _equal_state(glyd.torch.load_pt(tmp_path / "cli.glyd"), first)

@@ -16,7 +16,7 @@ out=docs/benchmarks/python.md
 {
   echo "# The Python package"
   echo
-  echo "\`bash benches/python.sh\` on $(nproc) cores ($(date -u +%Y-%m-%d)), $(python -c 'import torch, safetensors, zipnn, pyarrow; print(f"torch {torch.__version__}, safetensors {safetensors.__version__}, zipnn {zipnn.__version__ if hasattr(zipnn, "__version__") else "0.5"}, pyarrow {pyarrow.__version__}")')."
+  echo "\`bash benches/python.sh\` on $(nproc) cores ($(date -u +%Y-%m-%d)), $(python -c 'import torch, safetensors, zipnn, pyarrow; zv = getattr(zipnn, "__version__", "0.5"); print(f"torch {torch.__version__}, safetensors {safetensors.__version__}, zipnn {zv}, pyarrow {pyarrow.__version__}")')."
   echo
   RAYON_NUM_THREADS=1 python benches/python_bench.py tensors "$models" "$lineitem" target/release/glyd
   python benches/python_bench.py rest "$models" "$lineitem" target/release/glyd

@@ -47,6 +47,7 @@ pub fn pack(
             TensorLayout::Gpu => Layout::Gpu,
         },
         base: base.map(Path::to_path_buf),
+        floors: report,
     };
     // Model errors name the file themselves.
     let model = Model::open(input)?;

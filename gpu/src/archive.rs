@@ -110,6 +110,9 @@ pub struct PackOptions {
     pub layout: Layout,
     /// A base model: tensors that match it in name, dtype and shape may be coded as XOR.
     pub base: Option<PathBuf>,
+    /// Measure each float tensor's exponent-entropy floor for the report
+    /// ([`TensorReport::floor_bits`]): one more pass over every tensor.
+    pub floors: bool,
 }
 
 /// One tensor's line of a pack report.
@@ -122,7 +125,8 @@ pub struct TensorReport {
     pub packed: u64,
     pub method: Method,
     /// Order-0 entropy of the exponents plus the verbatim sign and mantissa bits, in bits per
-    /// value: the floor for coding the exponent alone (float tensors only).
+    /// value: the floor for coding the exponent alone (float tensors, when
+    /// [`PackOptions::floors`] asked for it).
     pub floor_bits: Option<f64>,
 }
 
@@ -204,15 +208,17 @@ pub fn pack_to(
     progress: &mut dyn FnMut(u64),
 ) -> Result<PackReport> {
     let base = opts.base.as_deref().map(Model::open).transpose()?;
-    pack_model(model, base.as_ref(), opts.layout, w, progress)
+    pack_model(model, base.as_ref(), opts.layout, opts.floors, w, progress)
 }
 
 /// Packs `model` into `w` as [`pack_to`] does, against `base` (tensors that match it in
-/// name, dtype and shape may be coded as XOR), which the caller has open (or holds in memory).
+/// name, dtype and shape may be coded as XOR), which the caller has open (or holds in memory);
+/// `floors` as [`PackOptions::floors`].
 pub fn pack_model(
     model: &Model,
     base: Option<&Model>,
     layout: Layout,
+    floors: bool,
     w: &mut dyn Write,
     progress: &mut dyn FnMut(u64),
 ) -> Result<PackReport> {
@@ -274,7 +280,7 @@ pub fn pack_model(
                             bytes: info.len(),
                             packed: p.len() as u64,
                             method: m,
-                            floor_bits: floor_bits(*dtype, &bytes),
+                            floor_bits: floors.then(|| floor_bits(*dtype, &bytes)).flatten(),
                         });
                         let kind = EntryKind::Tensor {
                             name: name.clone(),
@@ -331,7 +337,7 @@ pub fn pack_model(
                         bytes: t.len(),
                         packed: p.len() as u64,
                         method: m,
-                        floor_bits: floor_bits(t.dtype, &bytes),
+                        floor_bits: floors.then(|| floor_bits(t.dtype, &bytes)).flatten(),
                     });
                     let kind = EntryKind::Tensor {
                         name: t.name.clone(),

@@ -40,7 +40,11 @@ fn minilm_packs_byte_for_byte_within_the_bars() {
         let original = std::fs::read(&path).unwrap();
         for layout in [Layout::Dense, Layout::Gpu] {
             let archive = dir.path().join(format!("{dtype}-{layout:?}.glyd"));
-            let opts = PackOptions { layout, base: None };
+            let opts = PackOptions {
+                layout,
+                floors: true,
+                ..Default::default()
+            };
             let report = pack(&path, &archive, &opts, &mut |_| {}).unwrap();
             let (bits, values) = report
                 .tensors

@@ -95,7 +95,10 @@ fn pack_unpack(input: &Path, layout: Layout) -> (TensorArchive, std::path::PathB
         "{}-{layout:?}.glyd",
         input.file_name().unwrap().to_string_lossy()
     ));
-    let opts = PackOptions { layout, base: None };
+    let opts = PackOptions {
+        layout,
+        ..Default::default()
+    };
     pack(input, &archive, &opts, &mut |_| {}).unwrap();
     let out = dir.join(format!(
         "{}-{layout:?}.out",
@@ -194,6 +197,7 @@ fn a_fine_tune_packs_against_its_base() {
     let opts = PackOptions {
         layout: Layout::Dense,
         base: Some(bp.clone()),
+        ..Default::default()
     };
     pack(&tp, &archive, &opts, &mut |_| {}).unwrap();
     let a = TensorArchive::open(&archive).unwrap();

@@ -123,7 +123,23 @@ fn a_checkpoint_held_in_memory_packs_like_the_file() {
     let from_bytes = Model::from_bytes("checkpoint.pt", original).unwrap();
     let mut a = Vec::new();
     let mut b = Vec::new();
-    glyd_gpu::pack_model(&from_file, None, Default::default(), &mut a, &mut |_| {}).unwrap();
-    glyd_gpu::pack_model(&from_bytes, None, Default::default(), &mut b, &mut |_| {}).unwrap();
+    glyd_gpu::pack_model(
+        &from_file,
+        None,
+        Default::default(),
+        false,
+        &mut a,
+        &mut |_| {},
+    )
+    .unwrap();
+    glyd_gpu::pack_model(
+        &from_bytes,
+        None,
+        Default::default(),
+        false,
+        &mut b,
+        &mut |_| {},
+    )
+    .unwrap();
     assert_eq!(a, b);
 }

@@ -258,8 +258,8 @@ fn write_archive(
         .tempfile_in(dir)
         .map_err(|e| errors::io(name, e))?;
     let mut w = std::io::BufWriter::with_capacity(1 << 20, tmp.as_file());
-    let report =
-        glyd_gpu::pack_model(model, base, layout, &mut w, &mut |_| {}).map_err(errors::tensors)?;
+    let report = glyd_gpu::pack_model(model, base, layout, false, &mut w, &mut |_| {})
+        .map_err(errors::tensors)?;
     w.flush().map_err(|e| errors::io(name, e))?;
     drop(w);
     tmp.as_file().sync_all().map_err(|e| errors::io(name, e))?;

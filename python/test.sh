@@ -21,6 +21,8 @@ fi
 if ! "$venv/bin/python" -c "import maturin, numpy, pyarrow, pandas, torch, safetensors, zipnn, pytest" 2>/dev/null; then
   "$venv/bin/pip" install --quiet maturin numpy pyarrow pandas pytest safetensors torch zipnn
 fi
-"$venv/bin/pip" install --quiet --no-build-isolation .
+# A dev-profile build (the codec crates are optimized in it too) shares most of its work with
+# `cargo test --workspace`; benches/python.sh installs the release build it measures.
+MATURIN_PEP517_ARGS="--profile dev" "$venv/bin/pip" install --quiet --no-build-isolation .
 cd tests
 exec "$venv/bin/python" -m pytest -q "$@"

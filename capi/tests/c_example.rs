@@ -14,10 +14,23 @@ fn lib_dir() -> PathBuf {
         .to_path_buf()
 }
 
+/// Builds libglyd.so where this test runs from: `cargo test` builds the crate only as the
+/// rlib its tests link.
+fn build_library(lib: &Path) {
+    let mut cargo = Command::new(env!("CARGO"));
+    cargo.args(["build", "--quiet", "-p", "glyd-capi", "--lib"]);
+    if lib.file_name().is_some_and(|n| n == "release") {
+        cargo.arg("--release");
+    }
+    let built = cargo.status().expect("cargo runs");
+    assert!(built.success(), "cargo build -p glyd-capi failed");
+}
+
 #[test]
 fn the_c_example_round_trips_every_file() {
     let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let lib = lib_dir();
+    build_library(&lib);
     assert!(
         lib.join("libglyd.so").is_file(),
         "{}: no libglyd.so (cargo builds it with this crate)",

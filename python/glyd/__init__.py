@@ -3,7 +3,8 @@
 - ``compress`` / ``decompress`` / ``open``: the glyd codec on bytes and files (a binary file
   object that streams, like ``gzip.open`` or ``zstandard.open``).
 - ``write_records`` / ``read_table`` / ``open_archive``: record archives (logs, CSV, JSON lines,
-  SQL dumps, Parquet) shredded into typed columns, read back as ``pyarrow`` tables.
+  SQL dumps, Parquet) shredded into typed columns, read back as ``pyarrow`` tables; ``sql``
+  queries them (DataFusion), decoding only what the query needs.
 - ``glyd.torch`` / ``glyd.numpy`` / ``glyd.tensors``: a drop-in for ``safetensors``'s file API
   whose files are coded near the entropy floor of the weights.
 - ``glyd.kv``: KV-cache pages coded and decoded one page at a time.
@@ -21,6 +22,7 @@ from ._glyd import (
 )
 from ._io import GlydFile, open
 from ._records import Archive, open_archive, read_table, write_records
+from ._sql import sql
 from . import kv, tensors
 
 __all__ = [
@@ -36,6 +38,7 @@ __all__ = [
     "open",
     "open_archive",
     "read_table",
+    "sql",
     "tensors",
     "write_records",
 ]

@@ -1,12 +1,13 @@
 //! `glyd._glyd`, the native half of the `glyd` Python package (`python/glyd/` is the other):
-//! thin bindings over glyd-core (the codec), glyd-columnar (record archives, out as Arrow) and
-//! glyd-gpu (tensor archives, KV pages). Logic stays in those crates; this crate turns Python
+//! thin bindings over glyd-core (the codec), glyd-columnar (record archives, out as Arrow),
+//! glyd-udf (SQL over them, on DataFusion) and glyd-gpu (tensor archives, KV pages). Logic stays in those crates; this crate turns Python
 //! objects into their inputs and their errors into Python exceptions.
 
 mod buffer;
 mod codec;
 mod errors;
 mod records;
+mod sql;
 mod tensors;
 
 use pyo3::prelude::*;
@@ -24,6 +25,7 @@ fn _glyd(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<codec::FrameWriter>()?;
     m.add_function(wrap_pyfunction!(records::write_records, m)?)?;
     m.add_class::<records::Archive>()?;
+    m.add_function(wrap_pyfunction!(sql::sql, m)?)?;
     m.add_function(wrap_pyfunction!(tensors::save_tensors, m)?)?;
     m.add_function(wrap_pyfunction!(tensors::pack_bytes, m)?)?;
     m.add_class::<tensors::TensorFile>()?;

@@ -13,9 +13,8 @@ use glyd_core::varint;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::model::{read_range, Model};
-use crate::safetensors::{Part, TensorInfo};
+use crate::safetensors::Part;
 use crate::tensor::{self, Layout, Method};
-use crate::torchzip::TorchPart;
 use crate::{dense, tiered};
 
 /// First bytes of a tensor archive: `\x89GLT`.
@@ -248,50 +247,39 @@ pub fn pack_model(
         let mut entries = Vec::new();
         if let Some(parts) = &file.torch {
             for part in parts {
-                let entry = match part {
-                    TorchPart::Gap { start, end } => {
-                        let bytes = file.read(*start, end - start)?;
+                let range = part.range();
+                let bytes = file.read(range.start, range.end - range.start)?;
+                let entry = match part.tensor() {
+                    None => {
                         let (m, p) = tensor::encode(DType::U8, &bytes, layout, None);
                         put(w, EntryKind::Gap, &bytes, m, &p)?
                     }
-                    TorchPart::Storage {
-                        start,
-                        end,
-                        name,
-                        dtype,
-                    } => {
-                        let bytes = file.read(*start, end - start)?;
-                        let info = TensorInfo {
-                            name: name.clone(),
-                            dtype: *dtype,
-                            shape: vec![(end - start) / dtype.size() as u64],
-                            start: 0,
-                            end: end - start,
-                        };
+                    Some((info, _)) => {
                         let base_bytes = match base {
                             Some(b) => b.matching_tensor(&info)?,
                             None => None,
                         };
-                        let (m, p) = tensor::encode(*dtype, &bytes, layout, base_bytes.as_deref());
+                        let (m, p) =
+                            tensor::encode(info.dtype, &bytes, layout, base_bytes.as_deref());
                         report.tensors.push(TensorReport {
-                            name: name.clone(),
-                            dtype: *dtype,
+                            name: info.name.clone(),
+                            dtype: info.dtype,
                             elements: info.elements(),
                             bytes: info.len(),
                             packed: p.len() as u64,
                             method: m,
-                            floor_bits: floors.then(|| floor_bits(*dtype, &bytes)).flatten(),
+                            floor_bits: floors.then(|| floor_bits(info.dtype, &bytes)).flatten(),
                         });
                         let kind = EntryKind::Tensor {
-                            name: name.clone(),
-                            dtype: *dtype,
-                            shape: info.shape.clone(),
+                            name: info.name,
+                            dtype: info.dtype,
+                            shape: info.shape,
                         };
                         put(w, kind, &bytes, m, &p)?
                     }
                 };
                 entries.push(entry);
-                done += part_len(part);
+                done += range.end - range.start;
                 progress(done);
             }
             records.push(FileRecord {
@@ -371,12 +359,6 @@ pub fn pack_model(
     w.write_all(&END_MAGIC)?;
     report.archive_bytes = at + index.len() as u64 + FOOTER_LEN;
     Ok(report)
-}
-
-fn part_len(p: &TorchPart) -> u64 {
-    match p {
-        TorchPart::Gap { start, end } | TorchPart::Storage { start, end, .. } => end - start,
-    }
 }
 
 fn put_str(out: &mut Vec<u8>, s: &str) {

@@ -72,23 +72,8 @@ impl ModelFile {
                 by_name.entry(t.name.clone()).or_insert((f, t.clone(), at));
             }
         }
-        for p in self.torch.iter().flatten() {
-            if let TorchPart::Storage {
-                start,
-                end,
-                name,
-                dtype,
-            } = p
-            {
-                let info = TensorInfo {
-                    name: name.clone(),
-                    dtype: *dtype,
-                    shape: vec![(end - start) / dtype.size() as u64],
-                    start: 0,
-                    end: end - start,
-                };
-                by_name.entry(name.clone()).or_insert((f, info, *start));
-            }
+        for (info, at) in self.torch.iter().flatten().filter_map(TorchPart::tensor) {
+            by_name.entry(info.name.clone()).or_insert((f, info, at));
         }
     }
 

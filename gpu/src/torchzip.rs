@@ -7,6 +7,7 @@
 
 use crate::dtype::DType;
 use crate::pickle;
+use crate::safetensors::TensorInfo;
 
 /// A piece of a checkpoint file, in file order; together they cover it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -22,6 +23,36 @@ pub enum TorchPart {
         name: String,
         dtype: DType,
     },
+}
+
+impl TorchPart {
+    /// Where the part lies in the file.
+    pub fn range(&self) -> std::ops::Range<u64> {
+        match self {
+            TorchPart::Gap { start, end } | TorchPart::Storage { start, end, .. } => *start..*end,
+        }
+    }
+
+    /// A storage as a tensor (rank 1, its element count), and where its bytes start.
+    pub fn tensor(&self) -> Option<(TensorInfo, u64)> {
+        let TorchPart::Storage {
+            start,
+            end,
+            name,
+            dtype,
+        } = self
+        else {
+            return None;
+        };
+        let info = TensorInfo {
+            name: name.clone(),
+            dtype: *dtype,
+            shape: vec![(end - start) / dtype.size() as u64],
+            start: 0,
+            end: end - start,
+        };
+        Some((info, *start))
+    }
 }
 
 /// Whether a file starting with `head` may be a `torch.save` zip (its first local header).

@@ -14,6 +14,7 @@ use tempfile::NamedTempFile;
 
 use crate::buffer::Borrowed;
 use crate::errors::{self, GlydError};
+use crate::files;
 
 /// A level as Python passes it: a name (`"fast"`, `"lz"`, `"max"`, `"ultra"`) or a number
 /// (1..19, as the CLI's `-N`).
@@ -273,14 +274,7 @@ impl FrameWriter {
         let (out, name) = match path_of(target) {
             Some(path) => {
                 let name = path.display().to_string();
-                let dir = path
-                    .parent()
-                    .filter(|p| !p.as_os_str().is_empty())
-                    .unwrap_or(std::path::Path::new("."));
-                let tmp = tempfile::Builder::new()
-                    .prefix(".glyd-")
-                    .tempfile_in(dir)
-                    .map_err(|e| errors::io(&name, e))?;
+                let tmp = files::beside(&path, &name)?;
                 (Target::File { tmp, path }, name)
             }
             None if target.hasattr("write")? => (
@@ -318,16 +312,17 @@ impl FrameWriter {
             return Ok(());
         };
         let name = &self.name;
-        py.detach(|| -> io::Result<()> {
+        py.detach(|| -> io::Result<Option<(NamedTempFile, PathBuf)>> {
             match encoder.finish().map_err(io::Error::from)? {
-                Target::File { tmp, path } => {
-                    tmp.as_file().sync_all()?;
-                    tmp.persist(&path).map(|_| ()).map_err(|e| e.error)
-                }
-                Target::Py(_) => Ok(()),
+                Target::File { tmp, path } => Ok(Some((tmp, path))),
+                Target::Py(_) => Ok(None),
             }
         })
         .map_err(|e| errors::io(name, e))
+        .and_then(|done| match done {
+            Some((tmp, path)) => files::commit(tmp, &path, name).map(drop),
+            None => Ok(()),
+        })
     }
 
     /// Drops the frame unwritten: a path is left as it was.

@@ -6,6 +6,7 @@
 mod buffer;
 mod codec;
 mod errors;
+mod files;
 mod records;
 mod sql;
 mod tensors;

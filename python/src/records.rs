@@ -4,7 +4,7 @@
 
 use std::collections::VecDeque;
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use arrow_array::ffi_stream::FFI_ArrowArrayStream;
@@ -22,6 +22,7 @@ use pyo3::types::PyCapsule;
 use crate::buffer::Borrowed;
 use crate::codec::level_of;
 use crate::errors::{self, GlydError};
+use crate::files;
 
 /// Bytes of input looked at to choose the format (as `glyd -r` does).
 const SAMPLE: usize = 1 << 20;
@@ -104,14 +105,7 @@ pub fn write_records(
         )?),
     };
     let name = path.display().to_string();
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let tmp = tempfile::Builder::new()
-        .prefix(".glyd-")
-        .tempfile_in(dir)
-        .map_err(|e| errors::io(&name, e))?;
+    let tmp = files::beside(&path, &name)?;
     py.detach(|| -> PyResult<u64> {
         let file = std::io::BufWriter::with_capacity(1 << 20, tmp.as_file());
         let file = match format {

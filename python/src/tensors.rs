@@ -15,6 +15,7 @@ use pyo3::types::{PyByteArray, PyBytes};
 
 use crate::buffer::Borrowed;
 use crate::errors::{self, CorruptError};
+use crate::files;
 
 /// A tensor as the Python side hands it over: name, safetensors dtype name, shape, bytes.
 type PyTensor<'py> = (String, String, Vec<u64>, Bound<'py, PyAny>);
@@ -249,22 +250,13 @@ fn write_archive(
     base: Option<&Model>,
     layout: Layout,
 ) -> PyResult<u64> {
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let tmp = tempfile::Builder::new()
-        .prefix(".glyd-")
-        .tempfile_in(dir)
-        .map_err(|e| errors::io(name, e))?;
+    let tmp = files::beside(path, name)?;
     let mut w = std::io::BufWriter::with_capacity(1 << 20, tmp.as_file());
-    let report = glyd_gpu::pack_model(model, base, layout, false, &mut w, &mut |_| {})
+    glyd_gpu::pack_model(model, base, layout, false, &mut w, &mut |_| {})
         .map_err(errors::tensors)?;
     w.flush().map_err(|e| errors::io(name, e))?;
     drop(w);
-    tmp.as_file().sync_all().map_err(|e| errors::io(name, e))?;
-    tmp.persist(path).map_err(|e| errors::io(name, e.error))?;
-    Ok(report.archive_bytes)
+    files::commit(tmp, path, name)
 }
 
 fn kv_shape(

@@ -396,6 +396,14 @@ impl Column {
                     Kind::Timestamp(_) | Kind::LogTime(_) => {
                         let places = kind.time_places().expect("a time kind");
                         let (unit, factor) = arrow_unit(places);
+                        // A stored time times the unit's factor fits unless the chunk lies.
+                        if values.iter().any(|v| v.checked_mul(factor).is_none()) {
+                            return Err(Error::corrupt(
+                                "column chunk",
+                                0,
+                                "a time value out of range for its unit",
+                            ));
+                        }
                         let values = spread_values(values, flags, rows, |v| v * factor)?;
                         match unit {
                             TimeUnit::Second => Arc::new(TimestampSecondArray::new(
